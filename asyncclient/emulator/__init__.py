@@ -1,0 +1,1 @@
+"""The service emulator (placeholder; being written)."""

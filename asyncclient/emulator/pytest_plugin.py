@@ -1,0 +1,1 @@
+"""Pytest plugin of the emulator (placeholder; being written)."""

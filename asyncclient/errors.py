@@ -1,0 +1,241 @@
+"""The exception tree of asyncclient.
+
+::
+
+    Exception
+     +-- APIError                          anything the service or the wire did wrong
+     |    +-- APIConnectionError           no response: refused, reset, DNS, TLS
+     |    |    +-- APITimeoutError         no response in time
+     |    +-- APIResponseValidationError   a response we cannot decode
+     |    +-- APIStatusError               an error status (or ``success: false``)
+     |         +-- BadRequestError             400
+     |         +-- AuthenticationError         401
+     |         +-- PermissionDeniedError       403
+     |         +-- NotFoundError               404
+     |         +-- RateLimitError              429
+     |         +-- InternalServerError         >= 500
+     |         +-- InsufficientCreditsError    "not enough credits", whatever its status
+     +-- ValueError
+          +-- ValidationError              client-side: bad input, raised before any request
+
+Every error keeps its details in attributes, not only in its text; no text or repr
+ever carries the API key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+__all__ = [
+    "APIConnectionError",
+    "APIError",
+    "APIResponseValidationError",
+    "APIStatusError",
+    "APITimeoutError",
+    "AuthenticationError",
+    "BadRequestError",
+    "InsufficientCreditsError",
+    "InternalServerError",
+    "NotFoundError",
+    "PermissionDeniedError",
+    "RateLimitError",
+    "ValidationError",
+    "status_error_class",
+]
+
+
+class APIError(Exception):
+    """Base of every error that comes from talking to the service.
+
+    Attributes:
+        message: A human-readable description (the server's message when there is one).
+        method: The HTTP method of the request, when known.
+        path: The request path (no query string, never the key), when known.
+    """
+
+    def __init__(self, message: str, *, method: str | None = None, path: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.method = method
+        self.path = path
+
+    def __str__(self) -> str:
+        where = f" ({self.method} {self.path})" if self.method and self.path else ""
+        return f"{self.message}{where}"
+
+
+class APIConnectionError(APIError):
+    """The request got no response: the connection failed, was reset or dropped.
+
+    Attributes:
+        request_sent: True when some bytes of the request had left the client
+            before the failure, so the service may have processed it.
+    """
+
+    def __init__(
+        self,
+        message: str = "connection error",
+        *,
+        method: str | None = None,
+        path: str | None = None,
+        request_sent: bool = True,
+    ):
+        super().__init__(message, method=method, path=path)
+        self.request_sent = request_sent
+
+
+class APITimeoutError(APIConnectionError):
+    """The request got no response within its timeout."""
+
+
+class APIResponseValidationError(APIError):
+    """The response could not be decoded into the expected shape.
+
+    Attributes:
+        body: The raw response body.
+        status_code: The HTTP status of the response.
+        errors: One ``<field path>: <reason>`` line per problem found.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        body: bytes | str | None = None,
+        status_code: int | None = None,
+        errors: Sequence[str] = (),
+        method: str | None = None,
+        path: str | None = None,
+    ):
+        super().__init__(message, method=method, path=path)
+        self.body = body
+        self.status_code = status_code
+        self.errors = list(errors)
+
+
+class APIStatusError(APIError):
+    """The service answered with an error status or ``success: false``.
+
+    Attributes:
+        status_code: The HTTP status.
+        body: The decoded JSON body when it was JSON, else the raw text.
+        headers: The response headers (a case-insensitive mapping).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status_code: int,
+        body: Any = None,
+        headers: Mapping[str, str] | None = None,
+        method: str | None = None,
+        path: str | None = None,
+    ):
+        super().__init__(message, method=method, path=path)
+        self.status_code = status_code
+        self.body = body
+        self.headers: Mapping[str, str] = headers if headers is not None else {}
+
+    def __str__(self) -> str:
+        return f"{self.status_code}: {super().__str__()}"
+
+
+class BadRequestError(APIStatusError):
+    """400: invalid parameters or missing required fields."""
+
+
+class AuthenticationError(APIStatusError):
+    """401: missing or invalid API key."""
+
+
+class PermissionDeniedError(APIStatusError):
+    """403: no permission or subscription, or another team's resource."""
+
+
+class NotFoundError(APIStatusError):
+    """404: the resource does not exist or is not accessible."""
+
+
+class RateLimitError(APIStatusError):
+    """429: the plan's rate limit was exceeded.
+
+    Attributes:
+        retry_after: Seconds to wait, from ``Retry-After`` (seconds or HTTP date).
+        limit: ``X-RateLimit-Limit``, requests per minute.
+        remaining: ``X-RateLimit-Remaining``.
+        reset: ``X-RateLimit-Reset``, a Unix timestamp.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status_code: int = 429,
+        body: Any = None,
+        headers: Mapping[str, str] | None = None,
+        method: str | None = None,
+        path: str | None = None,
+        retry_after: float | None = None,
+        limit: int | None = None,
+        remaining: int | None = None,
+        reset: float | None = None,
+    ):
+        super().__init__(
+            message, status_code=status_code, body=body, headers=headers, method=method, path=path
+        )
+        self.retry_after = retry_after
+        self.limit = limit
+        self.remaining = remaining
+        self.reset = reset
+
+
+class InternalServerError(APIStatusError):
+    """500 or above: the service failed."""
+
+
+class InsufficientCreditsError(APIStatusError):
+    """The balance does not cover the creation ("not enough credits", any status)."""
+
+
+class ValidationError(ValueError):
+    """Bad input, found on the client before any request was sent.
+
+    Attributes:
+        errors: Every problem found, each ``<field path>: <reason>`` (spec part 7).
+    """
+
+    def __init__(self, errors: Sequence[str]):
+        self.errors = list(errors)
+        if len(self.errors) == 1:
+            text = self.errors[0]
+        else:
+            text = f"{len(self.errors)} problems:\n" + "\n".join(f"  {e}" for e in self.errors)
+        super().__init__(text)
+
+
+_BY_STATUS: dict[int, type[APIStatusError]] = {
+    400: BadRequestError,
+    401: AuthenticationError,
+    403: PermissionDeniedError,
+    404: NotFoundError,
+    429: RateLimitError,
+}
+
+
+def status_error_class(status: int, message: str) -> type[APIStatusError]:
+    """Return the exception class for an error response.
+
+    Args:
+        status: The HTTP status code.
+        message: The server's message; "not enough credits" wins over the status.
+
+    Returns:
+        The most specific subclass of :class:`APIStatusError`.
+    """
+    if "not enough credits" in message.lower():
+        return InsufficientCreditsError
+    if status >= 500:
+        return InternalServerError
+    return _BY_STATUS.get(status, APIStatusError)
