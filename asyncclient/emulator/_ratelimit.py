@@ -70,17 +70,14 @@ class Bucket:
         if allowed:
             self._tokens -= 1.0
         to_one = max(0.0, 1.0 - self._tokens) / self.rate
-        if self._tokens < 1.0:
-            until_reset = to_one
-        else:
-            until_reset = (self.burst - self._tokens) / self.rate
+        until_reset = to_one if self._tokens < 1.0 else (self.burst - self._tokens) / self.rate
         real_reset = self._clock.to_real(until_reset)
         reset = math.ceil(self._clock.wall() + real_reset)
         retry_after = max(1, math.ceil(self._clock.to_real(to_one)))
         return Decision(
             allowed=allowed,
             limit=self.per_minute,
-            remaining=int(math.floor(self._tokens)),
+            remaining=math.floor(self._tokens),
             reset=reset,
             retry_after=retry_after,
         )

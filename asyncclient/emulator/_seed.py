@@ -88,7 +88,11 @@ def _template_scene(script: str, variables: list[tuple[str, str, str]]) -> JSON:
     return {
         "script": script,
         "variables": [{"key": k, "type": t, "value": v} for k, t, v in variables],
-        "avatar": {"id": "avatar_001", "topLeft": {"x": 0, "y": 0}, "bottomRight": {"x": 1, "y": 1}},
+        "avatar": {
+            "id": "avatar_001",
+            "topLeft": {"x": 0, "y": 0},
+            "bottomRight": {"x": 1, "y": 1},
+        },
         "caption": {"topLeft": {"x": 0, "y": 0.7}, "bottomRight": {"x": 1, "y": 0.9}},
     }
 

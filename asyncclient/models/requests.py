@@ -270,6 +270,3 @@ class SearchRequest:
     search_term: str
     platform: SocialPlatform | str
     limit: int | None = None
-
-
-
