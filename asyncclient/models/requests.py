@@ -9,7 +9,7 @@ errors and logs. Optional fields default to ``None`` and are not sent.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, ClassVar, Union
+from typing import Any, ClassVar
 
 from attrs import frozen
 
@@ -211,17 +211,17 @@ class TemplateGenerationRequest:
         return self.title
 
 
-CreationRequest = Union[
-    UGCAdsRequest,
-    ScriptToVideoRequest,
-    ProductAdsRequest,
-    ScenesRequest,
-    HookDemoRequest,
-    TalkingAvatarRequest,
-    UGCVideoRequest,
-    AddCaptionsRequest,
-    TemplateGenerationRequest,
-]
+CreationRequest = (
+    UGCAdsRequest
+    | ScriptToVideoRequest
+    | ProductAdsRequest
+    | ScenesRequest
+    | HookDemoRequest
+    | TalkingAvatarRequest
+    | UGCVideoRequest
+    | AddCaptionsRequest
+    | TemplateGenerationRequest
+)
 """Any creation body; ``client.projects.create(request)`` sends one."""
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, Union
+from typing import ClassVar
 
 from attrs import frozen
 
@@ -79,7 +79,7 @@ class StartEndFrameScene:
     """Unit and bounds not shown in the spec."""
 
 
-Scene = Union[AvatarScene, VideoScene, PictureInPictureScene, StartEndFrameScene]
+Scene = AvatarScene | VideoScene | PictureInPictureScene | StartEndFrameScene
 """Any scene of ``create_scenes``; each is sent with its ``type``."""
 
 

@@ -1,0 +1,170 @@
+"""The I/O adapter: send a :class:`Request`, return ``(status, headers, body)``.
+
+The only module of the core that imports aiohttp. No retries, no status
+checks, no JSON here; redirects are never followed (aiohttp would forward the
+``x-api-key`` header to another origin). aiohttp errors become ours, with
+``request_sent`` telling whether any byte of the request left the client.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ssl
+from types import SimpleNamespace
+from typing import Any
+
+import aiohttp
+from attrs import frozen
+from multidict import CIMultiDict
+
+from asyncclient._protocol import Request, Response
+from asyncclient.errors import APIConnectionError, APITimeoutError
+
+__all__ = ["AiohttpTransport", "Timeouts"]
+
+
+@frozen(kw_only=True)
+class Timeouts:
+    """Per-attempt timeouts in seconds; time spent waiting for the rate limiter is not counted.
+
+    Attributes:
+        connect: To get a connection (from the pool or a new one), TLS included.
+        read: Between two reads of the response (``None`` for no limit).
+        total: For one whole attempt (``None`` for no limit).
+    """
+
+    connect: float | None = 10.0
+    read: float | None = 60.0
+    total: float | None = 120.0
+
+    def to_aiohttp(self) -> aiohttp.ClientTimeout:
+        return aiohttp.ClientTimeout(total=self.total, connect=self.connect, sock_read=self.read)
+
+
+class _SendState:
+    """Per-request flag that the trace hooks set once headers or body bytes are sent."""
+
+    __slots__ = ("sent",)
+
+    def __init__(self) -> None:
+        self.sent = False
+
+
+async def _mark_sent(session: aiohttp.ClientSession, ctx: SimpleNamespace, params: Any) -> None:
+    state = ctx.trace_request_ctx
+    if isinstance(state, _SendState):
+        state.sent = True
+
+
+def _trace_config() -> aiohttp.TraceConfig:
+    config = aiohttp.TraceConfig()
+    config.on_request_headers_sent.append(_mark_sent)
+    config.on_request_chunk_sent.append(_mark_sent)
+    return config
+
+
+class AiohttpTransport:
+    """Sends requests over one ``aiohttp.ClientSession``.
+
+    The session is created lazily, inside the running loop, on first use. A
+    session given by the caller is used as is and never closed here; without
+    our trace hooks on it, a failure after connecting counts as possibly sent.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str,
+        *,
+        session: aiohttp.ClientSession | None = None,
+        timeouts: Timeouts | None = None,
+        ssl_context: ssl.SSLContext | None = None,
+        user_agent: str = "asyncclient",
+    ) -> None:
+        self._base_url = base_url.rstrip("/")
+        self._api_key = api_key
+        self._session = session
+        self._owns_session = session is None
+        self._timeouts = timeouts or Timeouts()
+        self._ssl = ssl_context
+        self._user_agent = user_agent
+        self._closed = False
+
+    def __repr__(self) -> str:
+        return f"<AiohttpTransport {self._base_url}>"
+
+    @property
+    def base_url(self) -> str:
+        return self._base_url
+
+    @property
+    def timeouts(self) -> Timeouts:
+        return self._timeouts
+
+    def _get_session(self) -> aiohttp.ClientSession:
+        if self._closed:
+            raise RuntimeError("the client is closed")
+        if self._session is None:
+            connector = aiohttp.TCPConnector(ssl=self._ssl if self._ssl is not None else True)
+            self._session = aiohttp.ClientSession(
+                connector=connector, trace_configs=[_trace_config()]
+            )
+        return self._session
+
+    async def send(self, request: Request, *, timeouts: Timeouts | None = None) -> Response:
+        """Send one attempt of ``request``.
+
+        Raises:
+            APITimeoutError: No response in time.
+            APIConnectionError: Connection refused, reset or dropped.
+        """
+        session = self._get_session()
+        state = _SendState()
+        headers = CIMultiDict(request.headers)
+        headers["x-api-key"] = self._api_key
+        headers.setdefault("User-Agent", self._user_agent)
+        try:
+            async with session.request(
+                request.method,
+                self._base_url + request.path,
+                params=list(request.params) or None,
+                data=request.body,
+                headers=headers,
+                allow_redirects=False,
+                timeout=(timeouts or self._timeouts).to_aiohttp(),
+                trace_request_ctx=state,
+            ) as resp:
+                body = await resp.read()
+                return Response(resp.status, resp.headers, body)
+        except asyncio.TimeoutError as exc:
+            raise APITimeoutError(
+                "request timed out",
+                method=request.method,
+                path=request.path,
+                request_sent=self._sent(state),
+            ) from exc
+        except aiohttp.ClientConnectorError as exc:
+            raise APIConnectionError(
+                f"cannot connect: {exc.os_error or exc}",
+                method=request.method,
+                path=request.path,
+                request_sent=False,
+            ) from exc
+        except aiohttp.ClientError as exc:
+            raise APIConnectionError(
+                f"connection error: {type(exc).__name__}: {exc}",
+                method=request.method,
+                path=request.path,
+                request_sent=self._sent(state),
+            ) from exc
+
+    def _sent(self, state: _SendState) -> bool:
+        # Without our trace hooks (a caller's session) we cannot know: assume sent.
+        return state.sent if self._owns_session else True
+
+    async def aclose(self) -> None:
+        """Close the session if we created it; a caller's session is left open."""
+        self._closed = True
+        session, self._session = self._session, None
+        if session is not None and self._owns_session and not session.closed:
+            await session.close()

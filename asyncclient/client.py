@@ -1,0 +1,207 @@
+"""AsyncClient: configuration, lifecycle, and the one path every request takes."""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import os
+import ssl
+import time
+from types import TracebackType
+from typing import Any
+from urllib.parse import urlsplit
+
+import aiohttp
+
+from asyncclient._protocol import Request, build_request, decode_envelope
+from asyncclient._transport import AiohttpTransport, Timeouts
+from asyncclient._version import __version__
+from asyncclient.resources.integrations import Integrations
+from asyncclient.resources.projects import Projects
+from asyncclient.resources.schedule import Schedule
+from asyncclient.resources.social import Social
+from asyncclient.resources.templates import Templates
+from asyncclient.resources.videos import Videos
+
+__all__ = ["ENV_API_KEY", "ENV_BASE_URL", "AsyncClient"]
+
+logger = logging.getLogger("asyncclient")
+
+ENV_API_KEY = "ASYNCCLIENT_API_KEY"
+ENV_BASE_URL = "ASYNCCLIENT_BASE_URL"
+
+_NO_BASE_URL = (
+    "no base URL: pass base_url=... or set the ASYNCCLIENT_BASE_URL environment variable "
+    "(the service's address is in your dashboard). To try the SDK without an account, start "
+    "the emulator with `asyncclient emulator` and use the URL and key it prints."
+)
+_NO_API_KEY = (
+    "no API key: pass api_key=... or set the ASYNCCLIENT_API_KEY environment variable "
+    "(keys are made in the service's dashboard under settings, API keys)."
+)
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_base_url(url: str) -> str:
+    """Return ``url`` without a trailing slash, or raise ``ValueError``.
+
+    ``https://`` is required, except ``http://`` to a loopback host (the emulator).
+    """
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"base_url must be an http(s) URL with a host, got {url!r}")
+    if parts.scheme == "http" and not _is_loopback(parts.hostname):
+        raise ValueError(
+            f"base_url {url!r} is plain http to a non-loopback host: the API key would "
+            "travel unencrypted; use https:// (http:// is allowed only for loopback hosts)"
+        )
+    if parts.query or parts.fragment:
+        raise ValueError(f"base_url must not have a query or fragment, got {url!r}")
+    return url.rstrip("/")
+
+
+class AsyncClient:
+    """The asyncio client of the video-generation service.
+
+    Build it anywhere (a notebook cell, a module); its aiohttp session is made
+    lazily inside the running loop on the first request. Use it with
+    ``async with`` or call :meth:`aclose`.
+
+    Args:
+        api_key: The key; falls back to ``ASYNCCLIENT_API_KEY``.
+        base_url: The service's address; falls back to ``ASYNCCLIENT_BASE_URL``.
+            ``https://`` is required except for loopback hosts.
+        plan: The subscription plan, which sizes the rate limiter.
+        session: A caller's ``aiohttp.ClientSession`` to use; never closed by us.
+        timeouts: Per-attempt timeouts (connect 10 s, read 60 s, total 120 s).
+        ssl_context: TLS settings for the session we create (e.g. a private CA).
+
+    Raises:
+        ValueError: No API key or base URL could be found, or the URL is unsafe.
+    """
+
+    def __init__(
+        self,
+        api_key: str | None = None,
+        *,
+        base_url: str | None = None,
+        plan: Any = None,
+        session: aiohttp.ClientSession | None = None,
+        timeouts: Timeouts | None = None,
+        ssl_context: ssl.SSLContext | None = None,
+    ) -> None:
+        key = api_key if api_key is not None else os.environ.get(ENV_API_KEY)
+        if not key:
+            raise ValueError(_NO_API_KEY)
+        url = base_url if base_url is not None else os.environ.get(ENV_BASE_URL)
+        if not url:
+            raise ValueError(_NO_BASE_URL)
+        self._base_url = check_base_url(url)
+        self._plan = plan
+        self._transport = AiohttpTransport(
+            self._base_url,
+            key,
+            session=session,
+            timeouts=timeouts,
+            ssl_context=ssl_context,
+            user_agent=f"asyncclient/{__version__}",
+        )
+        self.videos = Videos(self)
+        """Read and list videos (spec 4.10, 4.11)."""
+        self.projects = Projects(self)
+        """Create videos in the nine formats (spec 4.1 to 4.9)."""
+        self.templates = Templates(self)
+        """List and read templates (spec 4.19, 4.20)."""
+        self.schedule = Schedule(self)
+        """Schedule posts to social platforms (spec 4.12, 4.13)."""
+        self.integrations = Integrations(self)
+        """Connected social-platform accounts (spec 4.14)."""
+        self.social = Social(self)
+        """Social research (spec 4.15 to 4.18)."""
+
+    def __repr__(self) -> str:
+        return f"<AsyncClient {self._base_url}>"
+
+    @property
+    def base_url(self) -> str:
+        """The service's address, without a trailing slash."""
+        return self._base_url
+
+    async def __aenter__(self) -> AsyncClient:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the session the client made (a caller's session stays open)."""
+        await self._transport.aclose()
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: dict[str, Any] | None = None,
+        json: Any = None,
+    ) -> Any:
+        """Call any endpoint, e.g. the lists of spec 4.21 whose shapes are not shown.
+
+        Same auth, limits and error handling as the typed methods.
+
+        Args:
+            method: HTTP method.
+            path: Path beginning with ``/v1``.
+            params: Query parameters (``None`` values are left out).
+            json: A JSON-ready body.
+
+        Returns:
+            The envelope's ``data`` (or the whole envelope when it has none).
+        """
+        if not path.startswith("/"):
+            raise ValueError(f"path must start with '/', got {path!r}")
+        envelope = await self._send(build_request(method, path, params=params, json_body=json))
+        return envelope.get("data", envelope)
+
+    async def _call(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: dict[str, Any] | None = None,
+        json: Any = None,
+    ) -> dict[str, Any]:
+        """Send a request and return the decoded envelope (resources use this)."""
+        return await self._send(build_request(method, path, params=params, json_body=json))
+
+    async def _send(self, request: Request) -> dict[str, Any]:
+        started = time.perf_counter()
+        status: int | str = "error"
+        try:
+            response = await self._transport.send(request)
+            status = response.status
+            return decode_envelope(request, response)
+        finally:
+            if logger.isEnabledFor(logging.DEBUG):
+                elapsed = (time.perf_counter() - started) * 1000
+                logger.debug(
+                    "%s %s -> %s in %.1f ms (attempt %d)",
+                    request.method,
+                    request.path,
+                    status,
+                    elapsed,
+                    1,
+                )

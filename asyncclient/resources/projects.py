@@ -1,0 +1,385 @@
+"""Creation of videos in the nine formats (spec 4.1 to 4.9).
+
+Each ``create_*`` method builds the request body of its endpoint, checks every
+rule of the spec before sending anything (``ValidationError`` lists all
+problems), and sends it. :meth:`Projects.create` sends any prepared request.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from asyncclient._convert import unstructure
+from asyncclient.errors import APIResponseValidationError
+from asyncclient.models.common import (
+    AdSettings,
+    Audio,
+    Caption,
+    GameplaySettings,
+    PresetSettings,
+    ProductAdSettings,
+    TextSettings,
+)
+from asyncclient.models.enums import AspectRatio, LipsyncModel, MediaType, UGCLanguage
+from asyncclient.models.requests import (
+    AddCaptionsRequest,
+    CreationRequest,
+    HookDemoRequest,
+    ProductAdsRequest,
+    ScenesRequest,
+    ScriptToVideoRequest,
+    TalkingAvatarRequest,
+    TemplateGenerationRequest,
+    UGCAdsRequest,
+    UGCVideoRequest,
+)
+from asyncclient.models.scenes import Scene, TemplateScene
+from asyncclient.models.videos import CreatedProject
+from asyncclient.resources._base import Resource
+from asyncclient.validation import validate
+
+__all__ = ["Projects", "created_from_envelope"]
+
+Metadata = dict[str, Any]
+
+
+def _str_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def created_from_envelope(envelope: dict[str, Any], request: CreationRequest) -> CreatedProject:
+    """Read a creation response, whatever its envelope variant (spec part 4).
+
+    Most formats answer ``data: {videoId, projectId, status}``; multi-scene
+    answers a top-level ``projectId`` and no data; hook plus demo adds a
+    top-level ``projectId``; template generation has no video id.
+
+    Raises:
+        APIResponseValidationError: Neither a video id nor a project id was found.
+    """
+    data = envelope.get("data")
+    data = data if isinstance(data, dict) else {}
+    project_id = _str_or_none(data.get("projectId")) or _str_or_none(envelope.get("projectId"))
+    video_id = _str_or_none(data.get("videoId"))
+    if project_id is None and video_id is None:
+        raise APIResponseValidationError(
+            "creation response names neither a video nor a project",
+            body=repr(envelope),
+            errors=["data.videoId: required field missing", "projectId: required field missing"],
+            method="POST",
+            path=request.PATH,
+        )
+    status = _str_or_none(data.get("status")) or _str_or_none(envelope.get("status"))
+    return CreatedProject(
+        project_id=project_id,
+        video_id=video_id,
+        status=status,
+        message=_str_or_none(envelope.get("message")),
+        format=request.FORMAT,
+    )
+
+
+class Projects(Resource):
+    """``client.projects``: one ``create_*`` method per creation endpoint."""
+
+    async def create(self, request: CreationRequest) -> CreatedProject:
+        """Validate and send any creation request.
+
+        Raises:
+            ValidationError: Before sending, with every problem found.
+            InsufficientCreditsError: The balance does not cover it.
+        """
+        validate(request)
+        envelope = await self._client._call("POST", request.PATH, json=unstructure(request))
+        return created_from_envelope(envelope, request)
+
+    async def create_ugc_ads(
+        self,
+        *,
+        script: str,
+        avatar_id: str,
+        voice_id: str,
+        media: list[str],
+        lipsync_model: LipsyncModel | str | None = None,
+        ad_settings: AdSettings | None = None,
+        music_id: str | None = None,
+        aspect_ratio: AspectRatio | str | None = None,
+        caption: Caption | None = None,
+        audio: Audio | None = None,
+        name: str | None = None,
+        webhook: str | None = None,
+        metadata: Metadata | None = None,
+    ) -> CreatedProject:
+        """UGC ad: an avatar with b-roll from 1 to 50 uploaded media (spec 4.1)."""
+        return await self.create(
+            UGCAdsRequest(
+                script=script,
+                avatar_id=avatar_id,
+                voice_id=voice_id,
+                media=media,
+                lipsync_model=lipsync_model,
+                ad_settings=ad_settings,
+                music_id=music_id,
+                aspect_ratio=aspect_ratio,
+                caption=caption,
+                audio=audio,
+                name=name,
+                webhook=webhook,
+                metadata=metadata,
+            )
+        )
+
+    async def create_script_to_video(
+        self,
+        *,
+        script: str,
+        voice_id: str,
+        media_type: MediaType | str,
+        preset_settings: PresetSettings | None = None,
+        media: list[str] | None = None,
+        gameplay_settings: GameplaySettings | None = None,
+        music_id: str | None = None,
+        caption: Caption | None = None,
+        audio: Audio | None = None,
+        aspect_ratio: AspectRatio | str | None = None,
+        add_stickers: bool | None = None,
+        name: str | None = None,
+        webhook: str | None = None,
+        metadata: Metadata | None = None,
+    ) -> CreatedProject:
+        """Script to video: narration over generated, uploaded or gameplay media (spec 4.2)."""
+        return await self.create(
+            ScriptToVideoRequest(
+                script=script,
+                voice_id=voice_id,
+                media_type=media_type,
+                preset_settings=preset_settings,
+                media=media,
+                gameplay_settings=gameplay_settings,
+                music_id=music_id,
+                caption=caption,
+                audio=audio,
+                aspect_ratio=aspect_ratio,
+                add_stickers=add_stickers,
+                name=name,
+                webhook=webhook,
+                metadata=metadata,
+            )
+        )
+
+    async def create_product_ads(
+        self,
+        *,
+        script: str,
+        product_ad_settings: ProductAdSettings,
+        avatar_id: str,
+        voice_id: str,
+        lipsync_model: LipsyncModel | str | None = None,
+        music_id: str | None = None,
+        caption: Caption | None = None,
+        audio: Audio | None = None,
+        aspect_ratio: AspectRatio | str | None = None,
+        add_stickers: bool | None = None,
+        name: str | None = None,
+        webhook: str | None = None,
+        metadata: Metadata | None = None,
+    ) -> CreatedProject:
+        """Product ad: an avatar before a scrolling capture of a web page (spec 4.3)."""
+        return await self.create(
+            ProductAdsRequest(
+                script=script,
+                product_ad_settings=product_ad_settings,
+                avatar_id=avatar_id,
+                voice_id=voice_id,
+                lipsync_model=lipsync_model,
+                music_id=music_id,
+                caption=caption,
+                audio=audio,
+                aspect_ratio=aspect_ratio,
+                add_stickers=add_stickers,
+                name=name,
+                webhook=webhook,
+                metadata=metadata,
+            )
+        )
+
+    async def create_scenes(
+        self,
+        *,
+        scenes: list[Scene],
+        music_id: str | None = None,
+        caption: Caption | None = None,
+        aspect_ratio: AspectRatio | str | None = None,
+        add_stickers: bool | None = None,
+        audio: Audio | None = None,
+        language: str | None = None,
+        name: str | None = None,
+        webhook: str | None = None,
+        metadata: Metadata | None = None,
+    ) -> CreatedProject:
+        """Multi-scene storyboard of 1 to 50 scenes (spec 4.4).
+
+        The response names the project only; the video is found by project id.
+        """
+        return await self.create(
+            ScenesRequest(
+                scenes=scenes,
+                music_id=music_id,
+                caption=caption,
+                aspect_ratio=aspect_ratio,
+                add_stickers=add_stickers,
+                audio=audio,
+                language=language,
+                name=name,
+                webhook=webhook,
+                metadata=metadata,
+            )
+        )
+
+    async def create_hook_demo(
+        self,
+        *,
+        avatar_id: str,
+        text: str,
+        text_settings: TextSettings | None = None,
+        media: list[str] | None = None,
+        aspect_ratio: AspectRatio | str | None = None,
+        music_id: str | None = None,
+        name: str | None = None,
+        webhook: str | None = None,
+        metadata: Metadata | None = None,
+    ) -> CreatedProject:
+        """Hook plus demo: a text hook over media, made in real time (spec 4.5).
+
+        The result is ``COMPLETED`` at once.
+        """
+        return await self.create(
+            HookDemoRequest(
+                avatar_id=avatar_id,
+                text=text,
+                text_settings=text_settings,
+                media=media,
+                aspect_ratio=aspect_ratio,
+                music_id=music_id,
+                name=name,
+                webhook=webhook,
+                metadata=metadata,
+            )
+        )
+
+    async def create_talking_avatar(
+        self,
+        *,
+        script: str,
+        avatar_id: str,
+        voice_id: str,
+        music_id: str | None = None,
+        lipsync_model: LipsyncModel | str | None = None,
+        caption: Caption | None = None,
+        audio: Audio | None = None,
+        name: str | None = None,
+        webhook: str | None = None,
+        metadata: Metadata | None = None,
+    ) -> CreatedProject:
+        """Talking avatar (spec 4.6)."""
+        return await self.create(
+            TalkingAvatarRequest(
+                script=script,
+                avatar_id=avatar_id,
+                voice_id=voice_id,
+                music_id=music_id,
+                lipsync_model=lipsync_model,
+                caption=caption,
+                audio=audio,
+                name=name,
+                webhook=webhook,
+                metadata=metadata,
+            )
+        )
+
+    async def create_ugc_video(
+        self,
+        *,
+        script: str,
+        avatar_id: str,
+        voice_id: str,
+        caption: Caption,
+        aspect_ratio: AspectRatio | str,
+        language: UGCLanguage | str,
+        music_id: str | None = None,
+        name: str | None = None,
+        webhook: str | None = None,
+        metadata: Metadata | None = None,
+    ) -> CreatedProject:
+        """UGC video in English or Spanish (spec 4.7)."""
+        return await self.create(
+            UGCVideoRequest(
+                script=script,
+                avatar_id=avatar_id,
+                voice_id=voice_id,
+                caption=caption,
+                aspect_ratio=aspect_ratio,
+                language=language,
+                music_id=music_id,
+                name=name,
+                webhook=webhook,
+                metadata=metadata,
+            )
+        )
+
+    async def create_add_captions(
+        self,
+        *,
+        media: str,
+        caption: Caption | None = None,
+        add_stickers: bool | None = None,
+        music_id: str | None = None,
+        name: str | None = None,
+        webhook: str | None = None,
+        metadata: Metadata | None = None,
+    ) -> CreatedProject:
+        """Captions transcribed onto an uploaded video (spec 4.8)."""
+        return await self.create(
+            AddCaptionsRequest(
+                media=media,
+                caption=caption,
+                add_stickers=add_stickers,
+                music_id=music_id,
+                name=name,
+                webhook=webhook,
+                metadata=metadata,
+            )
+        )
+
+    async def create_from_template(
+        self,
+        *,
+        template_id: str,
+        title: str,
+        scenes: list[TemplateScene],
+        caption: bool = True,
+        language: str = "en",
+        type: str = "class",
+        webhook: str | None = None,
+        metadata: Metadata | None = None,
+    ) -> CreatedProject:
+        """A video from a template, with a value for every ``{{variable}}`` (spec 4.9).
+
+        The response names the project only (status ``processing``).
+
+        Raises:
+            ValidationError: Among others, a placeholder of a scene script without
+                a variable (case-sensitive; ``""`` is a valid value).
+        """
+        return await self.create(
+            TemplateGenerationRequest(
+                template_id=template_id,
+                title=title,
+                scenes=scenes,
+                caption=caption,
+                language=language,
+                type=type,
+                webhook=webhook,
+                metadata=metadata,
+            )
+        )

@@ -1,0 +1,94 @@
+"""Videos: read one, list all (spec 4.10, 4.11)."""
+
+from __future__ import annotations
+
+from asyncclient.models.enums import ProjectType, VideoListStatus
+from asyncclient.models.pages import Page
+from asyncclient.models.videos import Video, VideoDetail
+from asyncclient.resources._base import AsyncPager, Resource, decode_or_raise, page_of
+from asyncclient.validation import check_enum, check_id, check_offset, check_page_size, raise_if
+
+__all__ = ["Videos"]
+
+_LIST = "/v1/video/list"
+
+
+class Videos(Resource):
+    """``client.videos``."""
+
+    async def get(self, video_id: str) -> VideoDetail:
+        """Read one video (detail view).
+
+        Args:
+            video_id: The video's id.
+
+        Returns:
+            The video; ``url`` is set once it is ``COMPLETED``.
+
+        Raises:
+            NotFoundError: No such video.
+            PermissionDeniedError: The video belongs to another team.
+        """
+        raise_if(check_id("videoId", video_id))
+        path = f"/v1/video/{video_id}"
+        envelope = await self._client._call("GET", path)
+        return decode_or_raise(envelope.get("data"), VideoDetail, where=f"GET {path}")
+
+    async def list_page(
+        self,
+        *,
+        type: ProjectType | str | None = None,
+        status: VideoListStatus | str | None = None,
+        limit: int = 50,
+        offset: int = 0,
+    ) -> Page[Video]:
+        """One page of the video list (templates excluded).
+
+        ``limit``, ``offset`` and ``total`` count projects; the page holds every
+        video of those projects (spec 4.10).
+
+        Args:
+            type: Project type filter (``all`` by default on the service).
+            status: ``draft``, ``processing``, ``completed`` or ``failed``.
+            limit: Projects per page, 1 to 100.
+            offset: Projects to skip.
+        """
+        raise_if(
+            check_enum("type", type, ProjectType)
+            + check_enum("status", status, VideoListStatus)
+            + check_page_size("limit", limit, high=100)
+            + check_offset("offset", offset)
+        )
+        params = {"type": type, "status": status, "limit": limit, "offset": offset}
+        envelope = await self._client._call("GET", _LIST, params=params)
+        return page_of(
+            envelope.get("data"), "videos", Video, where=f"GET {_LIST}", limit=limit, offset=offset
+        )
+
+    def list(
+        self,
+        *,
+        type: ProjectType | str | None = None,
+        status: VideoListStatus | str | None = None,
+        page_size: int = 50,
+    ) -> AsyncPager[Video]:
+        """Every video, page after page: ``async for video in client.videos.list():``.
+
+        Args:
+            type: Project type filter.
+            status: ``draft``, ``processing``, ``completed`` or ``failed``.
+            page_size: Projects per request, 1 to 100.
+
+        Raises:
+            ValidationError: At once, for a bad filter or page size.
+        """
+        raise_if(
+            check_enum("type", type, ProjectType)
+            + check_enum("status", status, VideoListStatus)
+            + check_page_size("page_size", page_size, high=100)
+        )
+
+        async def fetch(offset: int, limit: int) -> Page[Video]:
+            return await self.list_page(type=type, status=status, limit=limit, offset=offset)
+
+        return AsyncPager(fetch, page_size=page_size)
