@@ -1,0 +1,109 @@
+"""The service middleware: auth (spec 5), rate limits (8.1), faults, the request log."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+
+from aiohttp import web
+
+from asyncclient.emulator._context import CTX, KEY, Context, RequestRecord, error
+from asyncclient.emulator._faults import Fault
+from asyncclient.emulator._state import Key
+
+__all__ = ["AUTH_MESSAGE", "service_middleware"]
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+AUTH_MESSAGE = "Authentication required: provide a valid API key in the x-api-key header"
+MALFORMED_BODY = b'{"success": true, "data": {"videoId": "'
+
+
+def route_of(request: web.Request) -> str:
+    """Return ``"METHOD /path-pattern"`` of a request, for counters."""
+    resource = request.match_info.route.resource
+    pattern = resource.canonical if resource is not None else request.path
+    return f"{request.method} {pattern}"
+
+
+async def _call(handler: Handler, request: web.Request) -> web.StreamResponse:
+    try:
+        return await handler(request)
+    except web.HTTPException as exc:
+        reason = {404: "Not found", 405: "Method not allowed"}.get(exc.status, exc.reason)
+        return error(exc.status, reason)
+
+
+def _drop(request: web.Request) -> None:
+    transport = request.transport
+    if transport is not None:
+        transport.abort()
+
+
+async def _apply(fault: Fault | None, handler: Handler, request: web.Request) -> web.StreamResponse:
+    if fault is None:
+        return await _call(handler, request)
+    if fault.kind == "status":
+        return error(fault.status, fault.message)
+    if fault.kind == "latency":
+        await asyncio.sleep(fault.latency)
+        return await _call(handler, request)
+    if fault.kind == "drop_before":
+        _drop(request)
+        return web.Response(status=499)
+    response = await _call(handler, request)
+    if fault.kind == "drop_after":
+        _drop(request)
+        return response
+    # malformed: processed, but the body is not valid JSON
+    return web.Response(status=200, body=MALFORMED_BODY, content_type="application/json")
+
+
+def _record(
+    ctx: Context, request: web.Request, key: Key | None, status: int, fault: Fault | None
+) -> None:
+    route = route_of(request)
+    ctx.counters.requests[route] += 1
+    ctx.counters.statuses[status] += 1
+    ctx.requests.append(
+        RequestRecord(
+            time=ctx.clock.now(),
+            team=key.team.id if key else None,
+            key=key.id if key else None,
+            method=request.method,
+            path=request.path,
+            route=route,
+            status=status,
+            fault=fault.kind if fault else None,
+        )
+    )
+
+
+@web.middleware
+async def service_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Authenticate, rate-limit, inject faults and record every ``/v1`` request."""
+    ctx = request.app[CTX]
+    if not ctx.base_url:  # the app is mounted without Emulator.start()
+        ctx.base_url = f"{request.scheme}://{request.host}"
+    if not request.path.startswith("/v1/"):
+        return await handler(request)
+    key = ctx.store.keys.get(request.headers.get("x-api-key", ""))
+    if key is None:
+        # spec 5.3; a refused key consumes no tokens
+        response: web.StreamResponse = error(401, AUTH_MESSAGE)
+        _record(ctx, request, None, 401, None)
+        return response
+    request[KEY] = key
+    decision = key.bucket.take()
+    fault: Fault | None = None
+    if not decision.allowed:
+        ctx.counters.rate_limited += 1
+        response = error(429, "rate limit exceeded")
+    elif not key.team.permitted:
+        response = error(403, "subscription required")
+    else:
+        fault = ctx.faults.pick(request.method, request.path)
+        response = await _apply(fault, handler, request)
+    if not response.prepared:
+        response.headers.update(decision.headers())
+    _record(ctx, request, key, response.status, fault)
+    return response
