@@ -22,7 +22,8 @@ PROD = {
 }
 
 CASES: list[tuple[str, str, dict[str, Any], str]] = [
-    ("empty script", "ugc-ads", {**UGC, "script": ""}, "script: script must be at least 1 character"),
+    ("empty script", "ugc-ads", {**UGC, "script": ""},
+     "script: script must be at least 1 character"),
     ("missing script", "ugc-ads", {k: v for k, v in UGC.items() if k != "script"},
      "script: script is required"),
     ("script over limit", "talking-avatar", {"script": "x" * 10001, "avatarId": AV, "voiceId": VO},
@@ -51,7 +52,8 @@ CASES: list[tuple[str, str, dict[str, Any], str]] = [
      {**PROD, "productAdSettings": {"websiteUrl": "https://a.example", "avatarIntroSeconds": 31}},
      "productAdSettings.avatarIntroSeconds: number must be between 1 and 30"),
     ("captions media missing", "add-captions", {}, "media: media ID is required"),
-    ("captions media unknown", "add-captions", {"media": "media_vid_999"}, "media: media not found"),
+    ("captions media unknown", "add-captions", {"media": "media_vid_999"},
+     "media: media not found"),
     ("captions media image", "add-captions", {"media": IMG}, "media: media is not a video"),
     ("scenes empty", "scenes", {"scenes": []}, "scenes: at least one scene is required"),
     ("too many scenes", "scenes", {"scenes": [{"type": "video", "mediaId": VID}] * 51},
@@ -60,7 +62,8 @@ CASES: list[tuple[str, str, dict[str, Any], str]] = [
      "scenes[0]: script, avatar ID, voice ID are required for avatar scenes"),
     ("video scene field", "scenes", {"scenes": [{"type": "video", "script": "Hi"}]},
      "scenes[0]: media ID is required for video scenes"),
-    ("name too long", "ugc-ads", {**UGC, "name": "n" * 101}, "name: name cannot exceed 100 characters"),
+    ("name too long", "ugc-ads", {**UGC, "name": "n" * 101},
+     "name: name cannot exceed 100 characters"),
     ("avatar id too long", "ugc-ads", {**UGC, "avatarId": "a" * 31},
      "avatarId: avatarId cannot exceed 30 characters"),
     ("hook text too long", "hook-demo", {**HOOK, "text": "t" * 5001},
@@ -71,9 +74,11 @@ CASES: list[tuple[str, str, dict[str, Any], str]] = [
      {"script": "Hi", "avatarId": AV, "voiceId": VO, "caption": {}, "aspectRatio": "ratio_1_1",
       "language": "fr"},
      "language: invalid language (use en or es)"),
-    ("scenes language", "scenes", {"scenes": [{"type": "video", "mediaId": VID}], "language": "eng"},
+    ("scenes language", "scenes",
+     {"scenes": [{"type": "video", "mediaId": VID}], "language": "eng"},
      "language: language must be exactly 2 characters"),
-    ("unknown media", "ugc-ads", {**UGC, "media": ["media_x"]}, "media[0]: media media_x not found"),
+    ("unknown media", "ugc-ads", {**UGC, "media": ["media_x"]},
+     "media[0]: media media_x not found"),
 ]  # fmt: skip
 
 
@@ -129,7 +134,8 @@ VALID = [
     ("scenes", {"scenes": [
         {"type": "avatar", "script": "Hi", "avatarId": AV, "voiceId": VO},
         {"type": "video", "mediaId": VID},
-        {"type": "picture_in_picture", "script": "Hi", "avatarId": AV, "voiceId": VO, "mediaId": VID},
+        {"type": "picture_in_picture", "script": "Hi", "avatarId": AV, "voiceId": VO,
+         "mediaId": VID},
         {"type": "start_end_frame", "startFrameMediaId": IMG, "endFrameMediaId": IMG,
          "framePrompt": "zoom", "frameModel": "modela_2_5"},
     ]}),
