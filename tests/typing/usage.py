@@ -1,0 +1,87 @@
+"""Uses the public API as a user would; checked by ``mypy --strict tests/typing`` in CI.
+
+It is never run; a type error here means the public surface changed shape.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import asyncclient
+from asyncclient import (
+    AspectRatio,
+    AsyncClient,
+    AvatarScene,
+    Caption,
+    CaptionPreset,
+    CreatedProject,
+    Page,
+    PlatformData,
+    ProductAdSettings,
+    TemplateScene,
+    TemplateVariable,
+    Video,
+    VideoDetail,
+    VideoScene,
+    VideoStatus,
+)
+
+
+async def main() -> None:
+    async with AsyncClient("key", base_url="http://127.0.0.1:8080") as client:
+        created: CreatedProject = await client.projects.create_product_ads(
+            script="Look at this",
+            avatar_id="avatar_1",
+            voice_id="voice_1",
+            product_ad_settings=ProductAdSettings(
+                website_url="https://shop.example", avatar_intro_seconds=3
+            ),
+            aspect_ratio=AspectRatio.RATIO_16_9,
+            caption=Caption(preset=CaptionPreset.BEAST, alignment="bottom"),
+        )
+        video_id: str | None = created.video_id
+        if video_id is not None:
+            detail: VideoDetail = await client.videos.get(video_id)
+            done: bool = detail.status == VideoStatus.COMPLETED
+            print(done, detail.duration_in_seconds)
+
+        await client.projects.create_scenes(
+            scenes=[
+                AvatarScene(script="Hi", avatar_id="a", voice_id="v"),
+                VideoScene(media_id="m1"),
+            ]
+        )
+        await client.projects.create_from_template(
+            template_id="tpl_1",
+            title="For Ann",
+            scenes=[
+                TemplateScene(
+                    script="Hello {{first_name}}",
+                    variables=[TemplateVariable(key="first_name", value="Ann")],
+                )
+            ],
+        )
+        async for video in client.videos.list(status="completed", page_size=100):
+            v: Video = video
+            print(v.id, v.created_at)
+        page: Page[Video] = await client.videos.list_page(limit=10)
+        print(page.total, page.has_more)
+
+        when = datetime.now(timezone.utc) + timedelta(hours=1)
+        post = await client.schedule.create(
+            "vid", "int_1", when, PlatformData(title="Hi", tags=["a"]), platform="videosite"
+        )
+        print(post.schedule_id)
+        async for sv in client.social.niche_videos("fitness", platform="clipsite"):
+            print(sv.viral_score)
+        data = await client.request("GET", "/v1/avatar/list", params={"type": "library"})
+        print(data)
+
+    try:
+        AsyncClient()
+    except asyncclient.ValidationError as exc:
+        errors: list[str] = exc.errors
+        print(errors)
+    except asyncclient.RateLimitError as exc:
+        wait: float | None = exc.retry_after
+        print(wait)
