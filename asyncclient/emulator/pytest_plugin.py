@@ -1,1 +1,67 @@
-"""Pytest plugin of the emulator (placeholder; being written)."""
+"""Pytest plugin of the emulator (entry point ``pytest11``): the ``emulator`` fixtures.
+
+Fixtures (function-scoped):
+
+- ``emulator``: a running :class:`~asyncclient.emulator.Emulator` on loopback, its
+  ``time_scale`` from the ini option ``asyncclient_emulator_time_scale`` (default 60).
+- ``emulator_api_key``: the API key of a new team (plan ``premium``, 100000 credits).
+- ``client``: an ``asyncclient.AsyncClient`` bound to the emulator with that key.
+
+This module is imported by every pytest run where asyncclient is installed, so it
+imports only pytest at import time and never fails there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+import pytest
+
+if TYPE_CHECKING:
+    from asyncclient.emulator._emulator import Emulator
+
+__all__ = ["client", "emulator", "emulator_api_key", "pytest_addoption"]
+
+_INI = "asyncclient_emulator_time_scale"
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _async_fixture(func: F) -> F:
+    """Mark an async fixture with pytest-asyncio when it is installed."""
+    try:
+        import pytest_asyncio
+    except ImportError:  # pragma: no cover - only needed to use the fixtures
+        return cast(F, pytest.fixture(func))
+    return cast(F, pytest_asyncio.fixture(func))
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """Register the ini option of the emulator's time scale."""
+    parser.addini(_INI, "time_scale of the emulator fixture (default 60)", default="60")
+
+
+@_async_fixture
+async def emulator(request: pytest.FixtureRequest) -> AsyncIterator[Emulator]:
+    """A running emulator on a free loopback port, stopped after the test."""
+    from asyncclient.emulator._emulator import Emulator
+
+    time_scale = float(request.config.getini(_INI) or 60)
+    async with Emulator(time_scale=time_scale, seed=0) as emu:
+        yield emu
+
+
+@pytest.fixture
+def emulator_api_key(emulator: Emulator) -> str:
+    """The API key of a new team of the emulator (premium plan, 100000 credits)."""
+    return emulator.add_team(plan="premium", credits=100_000)
+
+
+@_async_fixture
+async def client(emulator: Emulator, emulator_api_key: str) -> AsyncIterator[Any]:
+    """An ``asyncclient.AsyncClient`` talking to the emulator, closed after the test."""
+    from asyncclient import AsyncClient
+
+    async with AsyncClient(api_key=emulator_api_key, base_url=emulator.url) as sdk_client:
+        yield sdk_client
