@@ -7,6 +7,7 @@ from asyncclient._transport import Timeouts
 from asyncclient._version import __version__
 from asyncclient.client import AsyncClient
 from asyncclient.errors import (
+    AmbiguousCreationError,
     APIConnectionError,
     APIError,
     APIResponseValidationError,
@@ -104,7 +105,9 @@ from asyncclient.models import (
     VideoStatus,
     VisualPreset,
 )
+from asyncclient.ratelimit import Limiter, Plan, RateLimit, TokenBucket
 from asyncclient.resources import AsyncPager, NicheVideosPage
+from asyncclient.retry import RetryPolicy
 
 __all__ = [
     "APIConnectionError",
@@ -116,6 +119,7 @@ __all__ = [
     "AccountStats",
     "AdSettings",
     "AddCaptionsRequest",
+    "AmbiguousCreationError",
     "AnalyzeAccountRequest",
     "AnalyzedAccount",
     "AspectRatio",
@@ -140,6 +144,7 @@ __all__ = [
     "IntegrationAccount",
     "InternalServerError",
     "KeywordsStatus",
+    "Limiter",
     "LipsyncModel",
     "MediaType",
     "Niche",
@@ -149,6 +154,7 @@ __all__ = [
     "Pagination",
     "PermissionDeniedError",
     "PictureInPictureScene",
+    "Plan",
     "Platform",
     "PlatformData",
     "Point",
@@ -158,7 +164,9 @@ __all__ = [
     "ProductAdSettings",
     "ProductAdsRequest",
     "ProjectType",
+    "RateLimit",
     "RateLimitError",
+    "RetryPolicy",
     "Scene",
     "ScenesRequest",
     "ScheduleRequest",
@@ -193,6 +201,7 @@ __all__ = [
     "TextPreset",
     "TextSettings",
     "Timeouts",
+    "TokenBucket",
     "UGCAdsRequest",
     "UGCLanguage",
     "UGCVideoRequest",

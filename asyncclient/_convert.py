@@ -85,6 +85,23 @@ def _enum_hook(strict: bool) -> Callable[[Any, Any], Any]:
     return structure
 
 
+def _exact(kind: type, accept: tuple[type, ...]) -> Callable[[Any, Any], Any]:
+    """A structure hook that checks a JSON scalar's type instead of coercing it.
+
+    cattrs would turn ``5`` into ``"5"`` and ``"false"`` into ``True``; a value
+    of the wrong JSON type is a response we cannot decode.
+    """
+
+    def structure(value: Any, _: Any) -> Any:
+        if isinstance(value, bool) and kind is not bool:
+            raise TypeError(f"expected {kind.__name__}, got bool")
+        if not isinstance(value, accept):
+            raise TypeError(f"expected {kind.__name__}, got {type(value).__name__}")
+        return kind(value)
+
+    return structure
+
+
 def _has_none_default(a: attrs.Attribute) -> bool:  # type: ignore[type-arg]
     return a.default is None
 
@@ -101,6 +118,10 @@ def make_converter(*, strict: bool = False) -> Converter:
     """
     conv = Converter(forbid_extra_keys=strict)
     conv.register_structure_hook(datetime, _parse_datetime)
+    conv.register_structure_hook(str, _exact(str, (str,)))
+    conv.register_structure_hook(int, _exact(int, (int,)))
+    conv.register_structure_hook(float, _exact(float, (int, float)))
+    conv.register_structure_hook(bool, _exact(bool, (bool,)))
     conv.register_unstructure_hook(datetime, _format_datetime)
     conv.register_structure_hook_func(lambda t: _lenient_enum(t) is not None, _enum_hook(strict))
     conv.register_unstructure_hook_func(
@@ -146,13 +167,14 @@ def unstructure(obj: Any) -> Any:
     return converter.unstructure(obj)
 
 
-def decode(data: Any, cls: type[T], *, conv: Converter | None = None) -> T:
+def decode(data: Any, cls: type[T], *, conv: Converter | None = None, path: str = "data") -> T:
     """Structure ``data`` into ``cls``.
 
     Args:
         data: Decoded JSON.
         cls: The attrs class (or a ``list[...]`` of one) to build.
         conv: The converter; the tolerant one by default.
+        path: Where ``data`` sits in the response, for error messages.
 
     Returns:
         The instance.
@@ -163,9 +185,9 @@ def decode(data: Any, cls: type[T], *, conv: Converter | None = None) -> T:
     try:
         return (conv or converter).structure(data, cls)
     except BaseValidationError as exc:
-        raise DecodeError([_path_first(m) for m in transform_error(exc, path="data")]) from exc
+        raise DecodeError([_path_first(m) for m in transform_error(exc, path=path)]) from exc
     except (TypeError, ValueError, KeyError, AttributeError) as exc:
-        raise DecodeError([f"data: {exc}"]) from exc
+        raise DecodeError([f"{path}: {exc}"]) from exc
 
 
 def _path_first(message: str) -> str:

@@ -2,26 +2,38 @@
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 import logging
 import os
 import ssl
 import time
+from datetime import datetime, timezone
 from types import TracebackType
 from typing import Any
 from urllib.parse import urlsplit
 
 import aiohttp
 
-from asyncclient._protocol import Request, build_request, decode_envelope
+from asyncclient._protocol import Request, build_request, decode_envelope, parse_rate_limit
 from asyncclient._transport import AiohttpTransport, Timeouts
 from asyncclient._version import __version__
+from asyncclient.errors import AmbiguousCreationError, APIError, RateLimitError
+from asyncclient.ratelimit import (
+    Limiter,
+    Plan,
+    RateLimit,
+    TokenBucket,
+    plan_for_limit,
+    resolve_rate_limit,
+)
 from asyncclient.resources.integrations import Integrations
 from asyncclient.resources.projects import Projects
 from asyncclient.resources.schedule import Schedule
 from asyncclient.resources.social import Social
 from asyncclient.resources.templates import Templates
 from asyncclient.resources.videos import Videos
+from asyncclient.retry import RetryPolicy, is_ambiguous
 
 __all__ = ["ENV_API_KEY", "ENV_BASE_URL", "AsyncClient"]
 
@@ -79,10 +91,19 @@ class AsyncClient:
         api_key: The key; falls back to ``ASYNCCLIENT_API_KEY``.
         base_url: The service's address; falls back to ``ASYNCCLIENT_BASE_URL``.
             ``https://`` is required except for loopback hosts.
-        plan: The subscription plan, which sizes the rate limiter.
+        plan: The subscription plan (``Plan``, its name, or a custom
+            ``RateLimit``) that sizes the client's token bucket. When omitted,
+            the bucket starts at the Free plan's limit and adopts the limit the
+            service announces in ``X-RateLimit-Limit``.
         session: A caller's ``aiohttp.ClientSession`` to use; never closed by us.
-        timeouts: Per-attempt timeouts (connect 10 s, read 60 s, total 120 s).
+        timeouts: Per-attempt timeouts (connect 10 s, read 60 s, total 120 s);
+            time spent waiting for the rate limiter is not counted.
         ssl_context: TLS settings for the session we create (e.g. a private CA).
+        retry: When to retry; ``RetryPolicy()`` by default, ``RetryPolicy(attempts=1)``
+            never retries. Creation requests are retried only when the service
+            cannot have processed them.
+        limiter: A limiter to use instead of the plan's token bucket, e.g. the
+            Redis-backed one shared by many processes.
 
     Raises:
         ValueError: No API key or base URL could be found, or the URL is unsafe.
@@ -93,10 +114,12 @@ class AsyncClient:
         api_key: str | None = None,
         *,
         base_url: str | None = None,
-        plan: Any = None,
+        plan: Plan | RateLimit | str | None = None,
         session: aiohttp.ClientSession | None = None,
         timeouts: Timeouts | None = None,
         ssl_context: ssl.SSLContext | None = None,
+        retry: RetryPolicy | None = None,
+        limiter: Limiter | None = None,
     ) -> None:
         key = api_key if api_key is not None else os.environ.get(ENV_API_KEY)
         if not key:
@@ -105,7 +128,11 @@ class AsyncClient:
         if not url:
             raise ValueError(_NO_BASE_URL)
         self._base_url = check_base_url(url)
-        self._plan = plan
+        rate = resolve_rate_limit(plan)
+        self._adopt_limit = rate is None and limiter is None
+        self._limiter: Limiter = limiter or TokenBucket(rate or Plan.FREE.rate_limit)
+        self._retry = retry if retry is not None else RetryPolicy()
+        self._sleep = asyncio.sleep  # between retries; tests replace it
         self._transport = AiohttpTransport(
             self._base_url,
             key,
@@ -134,6 +161,11 @@ class AsyncClient:
     def base_url(self) -> str:
         """The service's address, without a trailing slash."""
         return self._base_url
+
+    @property
+    def limiter(self) -> Limiter:
+        """The rate limiter every request of this client goes through."""
+        return self._limiter
 
     async def __aenter__(self) -> AsyncClient:
         return self
@@ -183,25 +215,75 @@ class AsyncClient:
         *,
         params: dict[str, Any] | None = None,
         json: Any = None,
+        creation: Any = None,
     ) -> dict[str, Any]:
-        """Send a request and return the decoded envelope (resources use this)."""
-        return await self._send(build_request(method, path, params=params, json_body=json))
+        """Send a request and return the decoded envelope (resources use this).
 
-    async def _send(self, request: Request) -> dict[str, Any]:
+        ``creation`` is the creation request a POST carries: its failures that
+        leave open whether the service processed it raise AmbiguousCreationError.
+        """
+        request = build_request(method, path, params=params, json_body=json)
+        return await self._send(request, creation=creation)
+
+    async def _send(self, request: Request, *, creation: Any = None) -> dict[str, Any]:
+        """Send with the limiter, the retry policy and the ambiguity rule."""
+        started = time.monotonic()
+        sent_at = datetime.now(timezone.utc)
+        attempt = 0
+        while True:
+            attempt += 1
+            await self._limiter.acquire()
+            try:
+                return await self._attempt(request, attempt)
+            except APIError as exc:
+                if isinstance(exc, RateLimitError):
+                    self._limiter.pause(exc.retry_after if exc.retry_after is not None else 1.0)
+                delay = self._retry(attempt, exc, elapsed=time.monotonic() - started)
+                if delay is None:
+                    if creation is not None and is_ambiguous(exc):
+                        raise AmbiguousCreationError(
+                            f"the service may or may not have created this {creation.FORMAT} "
+                            f"project ({exc}); not resent, to avoid paying twice: use "
+                            "client.projects.reconcile(error) to look for it",
+                            request=creation,
+                            sent_at=sent_at,
+                            cause=exc,
+                            method=request.method,
+                            path=request.path,
+                        ) from exc
+                    raise
+                logger.info(
+                    "%s %s failed (%s); retry %d in %.2f s",
+                    request.method,
+                    request.path,
+                    type(exc).__name__,
+                    attempt,
+                    delay,
+                )
+                await self._sleep(delay)
+
+    async def _attempt(self, request: Request, attempt: int) -> dict[str, Any]:
         started = time.perf_counter()
         status: int | str = "error"
         try:
             response = await self._transport.send(request)
             status = response.status
+            self._follow_headers(response.headers)
             return decode_envelope(request, response)
         finally:
             if logger.isEnabledFor(logging.DEBUG):
-                elapsed = (time.perf_counter() - started) * 1000
                 logger.debug(
                     "%s %s -> %s in %.1f ms (attempt %d)",
                     request.method,
                     request.path,
                     status,
-                    elapsed,
-                    1,
+                    (time.perf_counter() - started) * 1000,
+                    attempt,
                 )
+
+    def _follow_headers(self, headers: Any) -> None:
+        info = parse_rate_limit(headers)
+        bucket = self._limiter if isinstance(self._limiter, TokenBucket) else None
+        if self._adopt_limit and bucket and info.limit and info.limit != bucket.rate.per_minute:
+            bucket.set_rate(plan_for_limit(info.limit))
+        self._limiter.observe(info.remaining)

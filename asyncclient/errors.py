@@ -7,6 +7,7 @@
      |    +-- APIConnectionError           no response: refused, reset, DNS, TLS
      |    |    +-- APITimeoutError         no response in time
      |    +-- APIResponseValidationError   a response we cannot decode
+     |    +-- AmbiguousCreationError       a creation that may or may not have been processed
      |    +-- APIStatusError               an error status (or ``success: false``)
      |         +-- BadRequestError             400
      |         +-- AuthenticationError         401
@@ -33,6 +34,7 @@ __all__ = [
     "APIResponseValidationError",
     "APIStatusError",
     "APITimeoutError",
+    "AmbiguousCreationError",
     "AuthenticationError",
     "BadRequestError",
     "InsufficientCreditsError",
@@ -197,6 +199,42 @@ class InternalServerError(APIStatusError):
 
 class InsufficientCreditsError(APIStatusError):
     """The balance does not cover the creation ("not enough credits", any status)."""
+
+
+class AmbiguousCreationError(APIError):
+    """A creation request failed in a way that leaves open whether it was processed.
+
+    The service has no idempotency key and every creation costs credits, so the
+    SDK never resends it blindly: the connection was reset or timed out after the
+    request was sent, a gateway answered 502 or 504, or a success came back
+    unreadable. ``await client.projects.reconcile(error)`` looks for the project.
+
+    Attributes:
+        request: The creation request that was sent.
+        format: Which creation endpoint (``ugc_ads``, ``template``, ...).
+        name: The project's name (a template's title), if it had one.
+        metadata: The request's metadata, if any.
+        sent_at: When the request was sent (timezone-aware, UTC).
+        cause: The error that made it ambiguous (also ``__cause__``).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        request: Any,
+        sent_at: Any,
+        cause: APIError,
+        method: str | None = None,
+        path: str | None = None,
+    ):
+        super().__init__(message, method=method, path=path)
+        self.request = request
+        self.format: str | None = getattr(request, "FORMAT", None)
+        self.name: str | None = getattr(request, "name", None)
+        self.metadata: Any = getattr(request, "metadata", None)
+        self.sent_at = sent_at
+        self.cause = cause
 
 
 class ValidationError(ValueError):

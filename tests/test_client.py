@@ -16,8 +16,11 @@ from asyncclient import (
     APIConnectionError,
     APIStatusError,
     APITimeoutError,
+    AmbiguousCreationError,
     AsyncClient,
     AuthenticationError,
+    RetryPolicy,
+    TalkingAvatarRequest,
     Timeouts,
 )
 from asyncclient.client import ENV_API_KEY, ENV_BASE_URL
@@ -167,8 +170,12 @@ async def test_redirects_are_not_followed_so_the_key_stays_home(serve) -> None: 
 # --- transport errors ----------------------------------------------------------------
 
 
+NO_RETRY = RetryPolicy(attempts=1)
+
+
 async def test_refused_connection_is_known_unsent(unused_tcp_port: int) -> None:
-    async with AsyncClient(api_key=KEY, base_url=f"http://127.0.0.1:{unused_tcp_port}") as c:
+    url = f"http://127.0.0.1:{unused_tcp_port}"
+    async with AsyncClient(api_key=KEY, base_url=url, retry=NO_RETRY) as c:
         with pytest.raises(APIConnectionError) as info:
             await c.videos.get("v1")
     assert info.value.request_sent is False
@@ -184,16 +191,20 @@ async def test_reset_after_sending_is_possibly_processed() -> None:
     port = server.sockets[0].getsockname()[1]
     try:
         async with AsyncClient(api_key=KEY, base_url=f"http://127.0.0.1:{port}") as client:
-            with pytest.raises(APIConnectionError) as info:
+            with pytest.raises(AmbiguousCreationError) as info:
                 await client.projects.create_talking_avatar(
-                    script="Hello", avatar_id="a1", voice_id="v1"
+                    script="Hello", avatar_id="a1", voice_id="v1", name="hello-1"
                 )
     finally:
         server.close()
         await server.wait_closed()
-    assert info.value.request_sent is True
-    assert info.value.method == "POST"
-    assert info.value.path == "/v1/project/create/talking-avatar"
+    # The POST reached the server, so it is not resent: the caller must reconcile.
+    cause = info.value.cause
+    assert isinstance(cause, APIConnectionError) and cause.request_sent is True
+    assert info.value.__cause__ is cause
+    assert (info.value.method, info.value.path) == ("POST", "/v1/project/create/talking-avatar")
+    assert isinstance(info.value.request, TalkingAvatarRequest)
+    assert (info.value.format, info.value.name) == ("talking_avatar", "hello-1")
 
 
 async def test_read_timeout_raises_api_timeout_error() -> None:
@@ -211,6 +222,7 @@ async def test_read_timeout_raises_api_timeout_error() -> None:
             api_key=KEY,
             base_url=f"http://127.0.0.1:{port}",
             timeouts=Timeouts(connect=1.0, read=0.05, total=5.0),
+            retry=NO_RETRY,
         )
         async with client:
             with pytest.raises(APITimeoutError) as info:

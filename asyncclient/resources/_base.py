@@ -17,16 +17,17 @@ __all__ = ["AsyncPager", "Resource", "decode_or_raise", "page_of"]
 T = TypeVar("T")
 
 
-def decode_or_raise(data: Any, cls: type[T], *, where: str) -> T:
+def decode_or_raise(data: Any, cls: type[T], *, where: str, path: str = "data") -> T:
     """Decode ``data`` into ``cls``; a mismatch raises APIResponseValidationError.
 
     Args:
         data: Decoded JSON.
         cls: Target type.
         where: ``METHOD /path`` for the error message.
+        path: Where ``data`` sits in the response body (``data.account``).
     """
     try:
-        return decode(data, cls)
+        return decode(data, cls, path=path)
     except DecodeError as exc:
         method, _, path = where.partition(" ")
         raise APIResponseValidationError(
@@ -49,7 +50,7 @@ def page_of(data: Any, key: str, cls: type[T], *, where: str, limit: int, offset
             method=method,
             path=path,
         )
-    items = decode_or_raise(data[key], list[cls], where=where)  # type: ignore[valid-type]
+    items = decode_or_raise(data[key], list[cls], where=where, path=f"data.{key}")  # type: ignore[valid-type]
     total = data.get("total")
     return Page(
         items=items,

@@ -7,10 +7,12 @@ problems), and sends it. :meth:`Projects.create` sends any prepared request.
 
 from __future__ import annotations
 
+import builtins
+from datetime import datetime, timedelta
 from typing import Any
 
 from asyncclient._convert import unstructure
-from asyncclient.errors import APIResponseValidationError
+from asyncclient.errors import AmbiguousCreationError, APIResponseValidationError, ValidationError
 from asyncclient.models.common import (
     AdSettings,
     Audio,
@@ -34,13 +36,25 @@ from asyncclient.models.requests import (
     UGCVideoRequest,
 )
 from asyncclient.models.scenes import Scene, TemplateScene
-from asyncclient.models.videos import CreatedProject
+from asyncclient.models.videos import CreatedProject, Video
 from asyncclient.resources._base import Resource
 from asyncclient.validation import validate
 
 __all__ = ["Projects", "created_from_envelope"]
 
 Metadata = dict[str, Any]
+
+# Creation format -> the video list's type filter (spec 4.10); talking avatar has none.
+_LIST_TYPE = {
+    "ugc_ads": "ugc_ads",
+    "script_to_video": "script_to_video",
+    "product_ads": "product_ads",
+    "scenes": "scenes",
+    "hook_demo": "hook_demo",
+    "ugc_video": "ugc_video",
+    "add_captions": "add_captions",
+    "template": "class",
+}
 
 
 def _str_or_none(value: Any) -> str | None:
@@ -90,8 +104,78 @@ class Projects(Resource):
             InsufficientCreditsError: The balance does not cover it.
         """
         validate(request)
-        envelope = await self._client._call("POST", request.PATH, json=unstructure(request))
+        envelope = await self._client._call(
+            "POST", request.PATH, json=unstructure(request), creation=request
+        )
         return created_from_envelope(envelope, request)
+
+    async def reconcile(
+        self, error: AmbiguousCreationError, *, skew: float = 300.0, max_pages: int = 20
+    ) -> CreatedProject | None:
+        """Look for the project an ambiguous creation may have made.
+
+        Scans the video list (newest first) for a video of the same format whose
+        name is the request's name (a template's title) and that was created no
+        earlier than ``skew`` seconds before the request was sent.
+
+        Args:
+            error: What the creation raised.
+            skew: Allowed difference between our clock and the service's, in seconds.
+            max_pages: Pages of 100 projects to scan at most.
+
+        Returns:
+            The project when exactly one matches; ``None`` when none does (then
+            resending is safe only if no webhook or later listing shows it).
+
+        Raises:
+            AmbiguousCreationError: Several projects match; their ids are in the message.
+            ValidationError: The request had no name to look for.
+        """
+        name = error.name
+        if not name:
+            raise ValidationError(
+                [
+                    "name: the request had no name, so its project cannot be told apart; "
+                    "give creations a unique name to make them reconcilable"
+                ]
+            )
+        since = error.sent_at - timedelta(seconds=skew)
+        matches = await self._scan(name, _LIST_TYPE.get(error.format or ""), since, max_pages)
+        if len(matches) > 1:
+            ids = ", ".join(sorted({m.project_id or m.id for m in matches}))
+            raise AmbiguousCreationError(
+                f"several projects named {name!r} were created since {since:%H:%M:%S}: {ids}",
+                request=error.request,
+                sent_at=error.sent_at,
+                cause=error.cause,
+                method=error.method,
+                path=error.path,
+            )
+        if not matches:
+            return None
+        video = matches[0]
+        return CreatedProject(
+            project_id=video.project_id,
+            video_id=video.id,
+            status=str(video.status),
+            format=error.format,
+        )
+
+    async def _scan(
+        self, name: str, list_type: str | None, since: datetime, max_pages: int
+    ) -> builtins.list[Video]:
+        found: dict[str, Video] = {}
+        pages = self._client.videos.list(type=list_type, page_size=100).pages()
+        count = 0
+        async for page in pages:
+            count += 1
+            for video in page.items:
+                if video.name == name and (video.created_at is None or video.created_at >= since):
+                    found[video.project_id or video.id] = video
+            times = [v.created_at for v in page.items if v.created_at is not None]
+            if count >= max_pages or (times and max(times) < since):
+                break
+        return list(found.values())
 
     async def create_ugc_ads(
         self,

@@ -51,7 +51,9 @@ class Social(Resource):
         envelope = await self._client._call("POST", request.PATH, json=unstructure(request))
         data = envelope.get("data")
         raw = data.get("account") if isinstance(data, dict) else None
-        return decode_or_raise(raw, AnalyzedAccount, where=f"POST {request.PATH}")
+        return decode_or_raise(
+            raw, AnalyzedAccount, where=f"POST {request.PATH}", path="data.account"
+        )
 
     async def create_search(
         self, search_term: str, platform: SocialPlatform | str, *, limit: int | None = None
@@ -131,7 +133,11 @@ class Social(Resource):
         data = envelope.get("data")
         page = page_of(data, "videos", SocialVideo, where=f"GET {path}", limit=limit, offset=offset)
         raw_niche = data.get("niche") if isinstance(data, dict) else None
-        niche = decode_or_raise(raw_niche, Niche, where=f"GET {path}") if raw_niche else None
+        niche = (
+            decode_or_raise(raw_niche, Niche, where=f"GET {path}", path="data.niche")
+            if raw_niche
+            else None
+        )
         return NicheVideosPage(
             items=page.items, total=page.total, limit=page.limit, offset=page.offset, niche=niche
         )

@@ -1,0 +1,191 @@
+"""Client-side rate limiting: a token bucket sized by the subscription plan (spec 8.1).
+
+The bucket holds at most ``burst`` tokens and refills at ``per_minute / 60`` tokens
+a second; every request of a client takes one token first. Waiters are served
+first come, first served (an ``asyncio.Lock`` queues them in order); the one at
+the head sleeps exactly until its token is due, so nothing busy-waits, and a
+waiter cancelled while queued or asleep takes no token. ``clock`` and ``sleep``
+are injected so tests run on virtual time.
+
+The service's view wins: :meth:`TokenBucket.observe` lowers the tokens to the
+``X-RateLimit-Remaining`` of each response (another process may share the key),
+and :meth:`TokenBucket.pause` stops every request of the client after a 429.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import time
+from collections.abc import Awaitable, Callable
+from typing import Protocol
+
+from attrs import frozen
+
+__all__ = ["Limiter", "Plan", "RateLimit", "TokenBucket", "resolve_rate_limit"]
+
+Clock = Callable[[], float]
+Sleep = Callable[[float], Awaitable[None]]
+
+
+@frozen
+class RateLimit:
+    """A rate limit: ``per_minute`` requests a minute, bursts of up to ``burst``."""
+
+    per_minute: float
+    burst: int
+
+    def __attrs_post_init__(self) -> None:
+        if not self.per_minute > 0:
+            raise ValueError(f"per_minute must be positive, got {self.per_minute}")
+        if self.burst < 1:
+            raise ValueError(f"burst must be at least 1, got {self.burst}")
+
+    @property
+    def per_second(self) -> float:
+        """Refill rate in tokens per second."""
+        return self.per_minute / 60.0
+
+    def scaled(self, factor: float) -> RateLimit:
+        """The same limit with time running ``factor`` times faster (for the emulator)."""
+        return RateLimit(per_minute=self.per_minute * factor, burst=self.burst)
+
+
+class Plan(enum.Enum):
+    """Subscription plans and their limits (spec 8.1)."""
+
+    FREE = "free"
+    STARTER = "starter"
+    PRO = "pro"
+    PREMIUM = "premium"
+
+    @property
+    def rate_limit(self) -> RateLimit:
+        """The plan's requests a minute and burst."""
+        return _PLAN_LIMITS[self]
+
+
+_PLAN_LIMITS = {
+    Plan.FREE: RateLimit(per_minute=10, burst=20),
+    Plan.STARTER: RateLimit(per_minute=60, burst=100),
+    Plan.PRO: RateLimit(per_minute=300, burst=500),
+    Plan.PREMIUM: RateLimit(per_minute=1000, burst=2000),
+}
+
+
+def resolve_rate_limit(plan: Plan | RateLimit | str | None) -> RateLimit | None:
+    """A plan, a plan's name or a custom limit, as a :class:`RateLimit` (None stays None)."""
+    if plan is None or isinstance(plan, RateLimit):
+        return plan
+    if isinstance(plan, Plan):
+        return plan.rate_limit
+    try:
+        return Plan(str(plan).lower()).rate_limit
+    except ValueError:
+        names = ", ".join(p.value for p in Plan)
+        raise ValueError(f"plan: unknown plan {plan!r} (use {names} or RateLimit)") from None
+
+
+def plan_for_limit(per_minute: int) -> RateLimit:
+    """The plan whose rate is ``per_minute``, else a limit with burst = one minute's rate."""
+    for limit in _PLAN_LIMITS.values():
+        if limit.per_minute == per_minute:
+            return limit
+    return RateLimit(per_minute=per_minute, burst=max(1, int(per_minute)))
+
+
+class Limiter(Protocol):
+    """What the client needs of a limiter (the token bucket, or the Redis one)."""
+
+    async def acquire(self) -> float:
+        """Wait for a token; returns the seconds waited."""
+        ...
+
+    def observe(self, remaining: int | None) -> None:
+        """Take the service's ``X-RateLimit-Remaining`` into account."""
+        ...
+
+    def pause(self, seconds: float) -> None:
+        """Hold every request for ``seconds`` (after a 429)."""
+        ...
+
+
+class TokenBucket:
+    """An in-process token bucket shared by every request of one client.
+
+    Args:
+        rate: Capacity (``burst``) and refill (``per_minute``).
+        clock: Monotonic seconds; ``time.monotonic`` by default.
+        sleep: Awaitable sleep; ``asyncio.sleep`` by default.
+    """
+
+    def __init__(
+        self, rate: RateLimit, *, clock: Clock = time.monotonic, sleep: Sleep = asyncio.sleep
+    ) -> None:
+        self._rate = rate
+        self._clock = clock
+        self._sleep = sleep
+        self._tokens = float(rate.burst)
+        self._updated = clock()
+        self._paused_until = 0.0
+        self._lock = asyncio.Lock()
+
+    def __repr__(self) -> str:
+        return f"<TokenBucket {self._rate.per_minute}/min burst {self._rate.burst}>"
+
+    @property
+    def rate(self) -> RateLimit:
+        return self._rate
+
+    @property
+    def tokens(self) -> float:
+        """Tokens available now (after refill)."""
+        self._refill()
+        return self._tokens
+
+    def set_rate(self, rate: RateLimit) -> None:
+        """Change the limit (e.g. learnt from X-RateLimit-Limit); tokens carry over."""
+        self._refill()
+        self._rate = rate
+        self._tokens = min(self._tokens, float(rate.burst))
+
+    def _refill(self) -> None:
+        now = self._clock()
+        elapsed = max(0.0, now - self._updated)
+        self._updated = now
+        self._tokens = min(float(self._rate.burst), self._tokens + elapsed * self._rate.per_second)
+
+    def _wait_needed(self) -> float:
+        self._refill()
+        now = self._updated
+        if now < self._paused_until:
+            return self._paused_until - now
+        if self._tokens >= 1.0:
+            return 0.0
+        return (1.0 - self._tokens) / self._rate.per_second
+
+    async def acquire(self) -> float:
+        """Take one token, waiting first come, first served.
+
+        Returns:
+            Seconds spent waiting (by the injected clock).
+        """
+        started = self._clock()
+        async with self._lock:
+            while (wait := self._wait_needed()) > 0:
+                await self._sleep(wait)
+            self._tokens -= 1.0
+        return self._clock() - started
+
+    def observe(self, remaining: int | None) -> None:
+        """Lower the tokens to what the service says remain (it may count other clients)."""
+        if remaining is None:
+            return
+        self._refill()
+        self._tokens = min(self._tokens, float(max(0, remaining)))
+
+    def pause(self, seconds: float) -> None:
+        """Hold every request until ``seconds`` from now, and empty the bucket."""
+        self._refill()
+        self._tokens = 0.0
+        self._paused_until = max(self._paused_until, self._updated + max(0.0, seconds))

@@ -1,0 +1,114 @@
+"""Retry policy: a pure decision, ``(attempt, error) -> delay in seconds or None``.
+
+What is retried (spec 7 and 8.1; nothing here sleeps or sends):
+
+- a GET: connection errors, timeouts, 429 and 500/502/503/504;
+- a creation POST, which costs credits and has no idempotency key, only when the
+  service cannot have processed it: after a 429, or a connection failure before
+  any byte of the request was sent.
+
+The wait is full jitter, ``uniform(0, min(cap, base * 2**attempt))``; a
+``Retry-After`` is a floor that the jitter never shortens. A ``Retry-After``
+longer than ``max_retry_after`` raises the ``RateLimitError`` at once rather than
+waiting less than the service asked.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+
+from attrs import field, frozen
+
+from asyncclient.errors import (
+    APIConnectionError,
+    APIError,
+    APIStatusError,
+    RateLimitError,
+)
+
+__all__ = ["RETRYABLE_STATUSES", "RetryPolicy", "is_ambiguous", "may_retry"]
+
+RETRYABLE_STATUSES = frozenset({429, 500, 502, 503, 504})
+_AMBIGUOUS_STATUSES = frozenset({502, 504})
+
+
+def _idempotent(error: APIError) -> bool:
+    return error.method in (None, "GET", "HEAD")
+
+
+def may_retry(error: APIError) -> bool:
+    """Whether ``error`` may be retried at all, by the rules in the module docstring."""
+    if isinstance(error, RateLimitError):
+        return True
+    if isinstance(error, APIConnectionError):
+        return _idempotent(error) or not error.request_sent
+    if isinstance(error, APIStatusError):
+        return _idempotent(error) and error.status_code in RETRYABLE_STATUSES
+    return False
+
+
+def is_ambiguous(error: BaseException) -> bool:
+    """Whether a failed POST may have been processed by the service.
+
+    A reset or timeout after sending, a 502 or 504 (a gateway lost the answer),
+    or a success status whose body we could not read.
+    """
+    from asyncclient.errors import APIResponseValidationError
+
+    if isinstance(error, APIConnectionError):
+        return error.request_sent
+    if isinstance(error, APIStatusError):
+        return error.status_code in _AMBIGUOUS_STATUSES
+    return isinstance(error, APIResponseValidationError)
+
+
+@frozen(kw_only=True)
+class RetryPolicy:
+    """When and how long to wait before trying a request again.
+
+    Attributes:
+        attempts: Attempts in all, the first included (1 = never retry).
+        base: First backoff ceiling, in seconds.
+        cap: Largest backoff ceiling, in seconds.
+        deadline: Give up once this many seconds have passed since the first
+            attempt (limiter waits included); ``None`` for no deadline.
+        max_retry_after: The longest ``Retry-After`` to honour by waiting.
+        random: Source of jitter (seed it in tests).
+    """
+
+    attempts: int = 5
+    base: float = 0.5
+    cap: float = 30.0
+    deadline: float | None = 300.0
+    max_retry_after: float = 120.0
+    random: Callable[[float, float], float] = field(default=random.uniform, repr=False)
+
+    def __call__(self, attempt: int, error: APIError, *, elapsed: float = 0.0) -> float | None:
+        """The wait before attempt ``attempt + 1``, or None to give up.
+
+        Args:
+            attempt: Attempts made so far (1 after the first failure).
+            error: What the last attempt raised.
+            elapsed: Seconds since the first attempt.
+
+        Raises:
+            RateLimitError: ``error`` itself, when its Retry-After exceeds
+                ``max_retry_after`` (never a silently shorter wait).
+        """
+        if attempt >= self.attempts or not may_retry(error):
+            return None
+        floor = 0.0
+        if isinstance(error, RateLimitError) and error.retry_after is not None:
+            if error.retry_after > self.max_retry_after:
+                raise error
+            floor = error.retry_after
+        ceiling = min(self.cap, self.base * 2 ** (attempt - 1))
+        delay = max(floor, self.random(0.0, ceiling))
+        if self.deadline is not None and elapsed + delay > self.deadline:
+            return None
+        return delay
+
+
+NO_RETRY = RetryPolicy(attempts=1)
+"""A policy that never retries."""
