@@ -12,9 +12,12 @@ from asyncclient.emulator import Emulator
 async def test_emulator_fixture(emulator: Emulator, emulator_api_key: str) -> None:
     assert emulator.url.startswith("http://127.0.0.1:")
     assert emulator.clock.time_scale == 60.0
-    async with aiohttp.ClientSession() as session, session.get(
-        emulator.url + "/v1/integration/list", headers={"x-api-key": emulator_api_key}
-    ) as resp:
+    async with (
+        aiohttp.ClientSession() as session,
+        session.get(
+            emulator.url + "/v1/integration/list", headers={"x-api-key": emulator_api_key}
+        ) as resp,
+    ):
         assert resp.status == 200
 
 

@@ -191,3 +191,30 @@ async def test_niche_videos(api: Api, emu: Emulator) -> None:
     assert (status, missing["success"]) == (404, False)
     status, _, _ = await api.get(f"/v1/niche/{niche}/videos?limit=51")
     assert status == 400
+
+
+@pytest.mark.parametrize(
+    ("query", "message"),
+    [
+        ("limit=101", "limit: must be at most 100"),
+        ("offset=-1", "offset: must be at least 0"),
+        ("limit=abc", "limit: must be an integer"),
+        ("status=done", "status: invalid status (use pending, published, failed or draft)"),
+    ],
+)
+async def test_schedule_list_query_validation(api: Api, query: str, message: str) -> None:
+    status, _, body = await api.get(f"/v1/schedule/list?{query}")
+    assert (status, body["message"]) == (400, message)
+
+
+async def test_schedule_list_pagination(api: Api, emu: Emulator) -> None:
+    video_id = await _completed_video(api, emu)
+    for hours in (3, 1, 2):
+        body = {**_body(emu, video_id), "scheduledDateTime": iso(emu.now() + hours * 3600)}
+        assert (await api.post("/v1/schedule/create", body))[0] == 201
+    _, _, page = await api.get("/v1/schedule/list?limit=2&offset=1")
+    data = page["data"]
+    assert (data["total"], data["limit"], data["offset"]) == (3, 2, 1)
+    times = [p["scheduledDateTime"] for p in data["scheduledPosts"]]
+    assert times == sorted(times)
+    assert len(times) == 2
