@@ -1,0 +1,139 @@
+"""The token bucket on virtual time: accounting, refill, FIFO, cancellation, header sync, pause."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from asyncclient import Plan, RateLimit, TokenBucket
+from asyncclient.ratelimit import plan_for_limit, resolve_rate_limit
+from tests.virtual_time import VirtualTime
+
+
+def bucket(vt: VirtualTime, rate: RateLimit = Plan.FREE.rate_limit) -> TokenBucket:
+    return TokenBucket(rate, clock=vt, sleep=vt.sleep)
+
+
+@pytest.mark.parametrize(
+    ("plan", "per_minute", "burst"),
+    [("free", 10, 20), ("starter", 60, 100), ("pro", 300, 500), ("premium", 1000, 2000)],
+)
+def test_plan_presets_match_spec_8_1(plan: str, per_minute: int, burst: int) -> None:
+    assert Plan(plan).rate_limit == RateLimit(per_minute=per_minute, burst=burst)
+    assert resolve_rate_limit(plan.upper()) == RateLimit(per_minute=per_minute, burst=burst)
+
+
+def test_custom_limits_and_bad_ones() -> None:
+    assert resolve_rate_limit(RateLimit(per_minute=5, burst=1)) == RateLimit(5, 1)
+    assert resolve_rate_limit(None) is None
+    with pytest.raises(ValueError, match="plan: unknown plan 'gold'"):
+        resolve_rate_limit("gold")
+    with pytest.raises(ValueError, match="per_minute"):
+        RateLimit(per_minute=0, burst=1)
+    with pytest.raises(ValueError, match="burst"):
+        RateLimit(per_minute=1, burst=0)
+    assert plan_for_limit(300) == Plan.PRO.rate_limit
+    assert plan_for_limit(42) == RateLimit(per_minute=42, burst=42)
+
+
+async def test_burst_is_free_then_one_token_per_refill_interval() -> None:
+    vt = VirtualTime()
+    b = bucket(vt)  # Free: 20 at once, then one every 6 s
+    for _ in range(20):
+        assert await b.acquire() == 0.0
+    assert vt.sleeps == []
+    task = asyncio.create_task(b.acquire())
+    await vt.settle()
+    assert vt.sleeps == [pytest.approx(6.0)]
+    await vt.advance(5.9)
+    assert not task.done()
+    await vt.advance(0.1)
+    assert task.done() and task.result() == pytest.approx(6.0)
+    assert b.tokens == pytest.approx(0.0)
+
+
+async def test_refill_is_exact_and_capped_at_burst() -> None:
+    vt = VirtualTime()
+    b = bucket(vt, RateLimit(per_minute=60, burst=5))
+    for _ in range(5):
+        await b.acquire()
+    await vt.advance(2.5)
+    assert b.tokens == pytest.approx(2.5)
+    await vt.advance(100)
+    assert b.tokens == pytest.approx(5.0)
+
+
+async def test_waiters_are_served_first_come_first_served() -> None:
+    vt = VirtualTime()
+    b = bucket(vt, RateLimit(per_minute=60, burst=1))
+    await b.acquire()
+    order: list[int] = []
+
+    async def worker(i: int) -> None:
+        await b.acquire()
+        order.append(i)
+
+    tasks = []
+    for i in range(6):
+        tasks.append(asyncio.create_task(worker(i)))
+        await vt.settle()
+    await vt.run_until_idle()
+    await asyncio.gather(*tasks)
+    assert order == [0, 1, 2, 3, 4, 5]
+    assert vt.now == pytest.approx(6.0)  # one a second, no time lost, none gained
+    assert len(vt.sleeps) == 6  # the head sleeps once per token: no busy waiting
+
+
+async def test_a_cancelled_waiter_takes_no_token() -> None:
+    vt = VirtualTime()
+    b = bucket(vt, RateLimit(per_minute=60, burst=1))
+    await b.acquire()
+    first = asyncio.create_task(b.acquire())
+    await vt.settle()
+    second = asyncio.create_task(b.acquire())
+    await vt.settle()
+    first.cancel()
+    await vt.settle()
+    assert first.cancelled()
+    await vt.advance(1.0)
+    # The token due at t=1 goes to the second waiter, not to the cancelled one.
+    assert second.done()
+    assert b.tokens == pytest.approx(0.0)
+
+
+async def test_service_remaining_lowers_our_tokens_but_never_raises_them() -> None:
+    vt = VirtualTime()
+    b = bucket(vt)
+    b.observe(3)
+    assert b.tokens == pytest.approx(3.0)
+    b.observe(15)
+    assert b.tokens == pytest.approx(3.0)
+    b.observe(None)
+    assert b.tokens == pytest.approx(3.0)
+    b.observe(0)
+    task = asyncio.create_task(b.acquire())
+    await vt.settle()
+    assert not task.done()
+    await vt.advance(6.0)
+    assert task.done()
+
+
+async def test_pause_holds_every_request_until_it_ends() -> None:
+    vt = VirtualTime()
+    b = bucket(vt, Plan.PREMIUM.rate_limit)
+    b.pause(10.0)
+    tasks = [asyncio.create_task(b.acquire()) for _ in range(3)]
+    await vt.advance(9.99)
+    assert not any(t.done() for t in tasks)
+    # After the pause the bucket is empty and refills at 1000/min.
+    await vt.advance(0.01 + 3 * 0.06)
+    assert all(t.done() for t in tasks)
+
+
+async def test_set_rate_keeps_tokens_within_the_new_burst() -> None:
+    vt = VirtualTime()
+    b = bucket(vt, Plan.PREMIUM.rate_limit)
+    b.set_rate(Plan.FREE.rate_limit)
+    assert b.tokens == pytest.approx(20.0)
+    assert b.rate == Plan.FREE.rate_limit
