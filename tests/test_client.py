@@ -13,10 +13,10 @@ import pytest
 from aiohttp import web
 
 from asyncclient import (
+    AmbiguousCreationError,
     APIConnectionError,
     APIStatusError,
     APITimeoutError,
-    AmbiguousCreationError,
     AsyncClient,
     AuthenticationError,
     RetryPolicy,

@@ -8,7 +8,6 @@ from collections.abc import AsyncIterator
 import aiohttp
 import pytest
 import pytest_asyncio
-from tests.wire import mocked as aioresponses
 
 from asyncclient import (
     AmbiguousCreationError,
@@ -23,6 +22,7 @@ from asyncclient import (
 )
 from asyncclient.errors import APIStatusError
 from asyncclient.retry import is_ambiguous, may_retry
+from tests.wire import mocked as aioresponses
 
 BASE = "https://api.example.test"
 CREATE = f"{BASE}/v1/project/create/talking-avatar"

@@ -20,7 +20,7 @@ class _Response(ClientResponse):
         super().__init__(method, url, **kwargs)
 
 
-class mocked(aioresponses):  # noqa: N801 (used like aioresponses itself)
+class mocked(aioresponses):
     """``aioresponses`` whose registered responses default to the compatible class."""
 
     def add(self, *args: Any, **kwargs: Any) -> None:
