@@ -17,8 +17,6 @@ from typing import Any
 
 import attrs
 import pytest
-from aiohttp import ClientResponse
-from aioresponses import aioresponses
 
 from asyncclient import AsyncClient
 from asyncclient._convert import DecodeError, converter, decode, strict_converter
@@ -47,6 +45,7 @@ from asyncclient.models import (
     VideoStatus,
 )
 from asyncclient.retry import RetryPolicy
+from tests.wire import mocked as aioresponses
 
 DATA = Path(__file__).parent / "data"
 BASE = "https://api.example.test"
@@ -489,22 +488,10 @@ async def client(mock: aioresponses) -> AsyncIterator[AsyncClient]:
         yield c
 
 
-class _SentWriter:
-    output_size = 0
-
-
-class MockResponse(ClientResponse):
-    """aioresponses 0.7.9 builds responses without the ``stream_writer`` aiohttp 3.14 requires."""
-
-    def __init__(self, method: str, url: Any, **kwargs: Any) -> None:
-        kwargs.setdefault("stream_writer", _SentWriter())
-        super().__init__(method, url, **kwargs)
-
-
 def reply(mock: aioresponses, method: str, path: str, **kwargs: Any) -> None:
     """Answer ``method`` on ``path`` (any query string) once."""
     pattern = re.compile("^" + re.escape(BASE + path) + r"(\?.*)?$")
-    mock.add(pattern, method=method, response_class=MockResponse, **kwargs)
+    mock.add(pattern, method=method, **kwargs)
 
 
 @pytest.mark.parametrize(

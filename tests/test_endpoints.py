@@ -16,8 +16,6 @@ from typing import Any
 
 import attrs
 import pytest
-from aiohttp import ClientResponse
-from aioresponses import CallbackResult, aioresponses
 from yarl import URL
 
 from asyncclient import AsyncClient
@@ -70,6 +68,8 @@ from asyncclient.models import (
     VisualPreset,
 )
 from asyncclient.retry import RetryPolicy
+from tests.wire import Reply as CallbackResult
+from tests.wire import mocked as aioresponses
 
 BASE = "https://api.example.test"
 API_KEY = "test-key"
@@ -86,18 +86,6 @@ def utc(*args: int) -> datetime:
 
 
 # -- the wire -----------------------------------------------------------------------------
-
-
-class _SentWriter:
-    output_size = 0
-
-
-class MockResponse(ClientResponse):
-    """aioresponses 0.7.9 builds responses without the ``stream_writer`` aiohttp 3.14 requires."""
-
-    def __init__(self, method: str, url: Any, **kwargs: Any) -> None:
-        kwargs.setdefault("stream_writer", _SentWriter())
-        super().__init__(method, url, **kwargs)
 
 
 @attrs.frozen
@@ -168,7 +156,6 @@ class Wire:
                 status=status,
                 payload=respond(sent),
                 headers=headers,
-                response_class=MockResponse,
             )
 
         self.mock.add(
@@ -179,7 +166,6 @@ class Wire:
             body=body,
             headers=headers,
             content_type=content_type,
-            response_class=MockResponse,
             repeat=repeat,
             callback=record,
         )

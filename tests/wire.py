@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from aiohttp import ClientResponse
-from aioresponses import aioresponses
+from aioresponses import CallbackResult, aioresponses
 
 
 class _NoWriter:
@@ -26,3 +26,10 @@ class mocked(aioresponses):
     def add(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("response_class", _Response)
         super().add(*args, **kwargs)
+
+
+class Reply(CallbackResult):
+    """``CallbackResult`` whose response uses the compatible class."""
+
+    def __init__(self, *args: Any, response_class: Any = None, **kwargs: Any) -> None:
+        super().__init__(*args, response_class=response_class or _Response, **kwargs)

@@ -61,7 +61,11 @@ def emulator_api_key(emulator: Emulator) -> str:
 @_async_fixture
 async def client(emulator: Emulator, emulator_api_key: str) -> AsyncIterator[Any]:
     """An ``asyncclient.AsyncClient`` talking to the emulator, closed after the test."""
-    from asyncclient import AsyncClient
+    from asyncclient import AsyncClient, Plan
 
-    async with AsyncClient(api_key=emulator_api_key, base_url=emulator.url) as sdk_client:
+    # The emulator's clock runs time_scale times faster: so must the client's bucket.
+    rate = Plan.PREMIUM.rate_limit.scaled(emulator.clock.time_scale)
+    async with AsyncClient(
+        api_key=emulator_api_key, base_url=emulator.url, plan=rate
+    ) as sdk_client:
         yield sdk_client

@@ -110,7 +110,9 @@ class AsyncPager(Generic[T]):
             page = await self._fetch(offset, self._page_size)
             yield page
             step = page.limit or self._page_size
-            if not page.items or offset + step >= page.total:
+            # A page that is not the one asked for means the offset was ignored: stop
+            # rather than loop over the first page.
+            if not page.items or page.offset != offset or offset + step >= page.total:
                 return
             offset += step
 
