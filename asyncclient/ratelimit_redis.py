@@ -1,0 +1,138 @@
+"""A token bucket in Redis, shared by every process that uses one API key.
+
+Install the extra: ``pip install "asyncclient[redis]"``. Each ``acquire`` runs one
+Lua script, atomically on the Redis server, that reads the server's own ``TIME``
+(so the workers' clocks do not matter), refills, and either takes a token or
+answers how long to wait. The wait is slept locally, so nothing busy-polls;
+within a process, waiters queue first come, first served.
+
+The service's ``X-RateLimit-Remaining`` and a 429's pause are carried into the
+shared state on the next call, so every worker slows down, not just the one that
+was told.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from asyncclient.ratelimit import Plan, RateLimit, resolve_rate_limit
+
+__all__ = ["RedisTokenBucket"]
+
+# KEYS[1]: the bucket's hash. ARGV: rate (tokens/s), burst, cap (-1: none),
+# pause seconds (0: none), take (1 to take a token when one is there, 0 to peek).
+# Returns the seconds to wait as a string (Lua numbers would be cut to integers).
+_SCRIPT = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+local rate, burst = tonumber(ARGV[1]), tonumber(ARGV[2])
+local cap, pause, take = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+local s = redis.call('HMGET', KEYS[1], 'tokens', 'ts', 'paused')
+local tokens = tonumber(s[1]) or burst
+local ts = tonumber(s[2]) or now
+local paused = tonumber(s[3]) or 0
+tokens = math.min(burst, tokens + math.max(0, now - ts) * rate)
+if cap >= 0 and cap < tokens then tokens = cap end
+if pause > 0 then
+  paused = math.max(paused, now + pause)
+  tokens = 0
+end
+local wait = 0
+if now < paused then
+  wait = paused - now
+elseif tokens >= 1 then
+  if take == 1 then tokens = tokens - 1 end
+else
+  wait = (1 - tokens) / rate
+end
+redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'ts', tostring(now),
+           'paused', tostring(paused))
+local ttl = (burst / rate + math.max(0, paused - now)) * 1000 + 1000
+redis.call('PEXPIRE', KEYS[1], math.ceil(ttl))
+return tostring(wait)
+"""
+
+
+class RedisTokenBucket:
+    """A token bucket whose state lives in Redis (a drop-in ``limiter=`` for the client).
+
+    Args:
+        redis: A ``redis.asyncio.Redis`` client (the caller owns and closes it).
+        name: The bucket's name, the same in every process sharing the key. Use
+            :meth:`for_api_key` to derive it from the key without storing the key.
+        rate: The plan, its name, or a custom :class:`RateLimit`.
+        sleep: Awaitable sleep (tests may inject one).
+    """
+
+    def __init__(
+        self,
+        redis: Any,
+        name: str,
+        rate: Plan | RateLimit | str,
+        *,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        resolved = resolve_rate_limit(rate)
+        if resolved is None:
+            raise ValueError("rate: a plan or RateLimit is required")
+        self._redis = redis
+        self._key = f"asyncclient:ratelimit:{name}"
+        self._rate = resolved
+        self._sleep = sleep
+        self._script = redis.register_script(_SCRIPT)
+        self._cap: int | None = None
+        self._pause = 0.0
+        self._lock = asyncio.Lock()
+
+    @classmethod
+    def for_api_key(
+        cls, redis: Any, api_key: str, rate: Plan | RateLimit | str, **kw: Any
+    ) -> RedisTokenBucket:
+        """A bucket named by a hash of ``api_key`` (the key itself is never stored)."""
+        digest = hashlib.sha256(api_key.encode()).hexdigest()[:16]
+        return cls(redis, f"key-{digest}", rate, **kw)
+
+    def __repr__(self) -> str:
+        return f"<RedisTokenBucket {self._key} {self._rate.per_minute}/min>"
+
+    @property
+    def rate(self) -> RateLimit:
+        return self._rate
+
+    async def _reserve(self, take: bool) -> float:
+        cap = -1 if self._cap is None else self._cap
+        pause, self._pause, self._cap = self._pause, 0.0, None
+        args = [self._rate.per_second, self._rate.burst, cap, pause, 1 if take else 0]
+        result = await self._script(keys=[self._key], args=args)
+        return float(result.decode() if isinstance(result, bytes) else result)
+
+    async def acquire(self) -> float:
+        """Take one token of the shared bucket, waiting as long as Redis says.
+
+        Returns:
+            Seconds spent waiting.
+        """
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        async with self._lock:
+            while (wait := await self._reserve(take=True)) > 0:
+                await self._sleep(wait)
+        return loop.time() - started
+
+    async def tokens(self) -> float:
+        """Tokens in the shared bucket now (``burst`` minus what was taken, refilled)."""
+        await self._reserve(take=False)
+        raw = await self._redis.hget(self._key, "tokens")
+        return float(raw) if raw is not None else float(self._rate.burst)
+
+    def observe(self, remaining: int | None) -> None:
+        """Lower the shared tokens to the service's count, on the next call."""
+        if remaining is not None:
+            self._cap = remaining if self._cap is None else min(self._cap, remaining)
+
+    def pause(self, seconds: float) -> None:
+        """Hold every process's requests for ``seconds``, from the next call on."""
+        self._pause = max(self._pause, seconds)

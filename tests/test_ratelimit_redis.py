@@ -1,0 +1,109 @@
+"""The Redis-backed limiter against a real redis-server started on a free loopback port.
+
+When redis-server is missing these tests skip on a developer's machine and fail in CI
+(CI=true), where .ci/run installs it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+
+from asyncclient import Plan, RateLimit
+from asyncclient.emulator import Emulator
+from asyncclient.ratelimit_redis import RedisTokenBucket
+from tests.redis_server import RedisUnavailable, redis_server, require_redis
+
+aioredis = pytest.importorskip("redis.asyncio")
+
+
+@pytest.fixture(scope="module")
+def redis_url() -> Iterator[str]:
+    try:
+        with redis_server() as url:
+            yield url
+    except RedisUnavailable as exc:
+        if require_redis():
+            pytest.fail(f"CI needs redis-server: {exc}")
+        pytest.skip(str(exc))
+
+
+@pytest_asyncio.fixture
+async def redis(redis_url: str) -> AsyncIterator[object]:
+    client = aioredis.from_url(redis_url)
+    await client.flushdb()
+    yield client
+    await client.aclose()
+
+
+async def test_burst_then_a_computed_wait(redis: object) -> None:
+    bucket = RedisTokenBucket(redis, "t1", RateLimit(per_minute=60, burst=3))
+    assert [await bucket._reserve(take=True) for _ in range(3)] == [0.0, 0.0, 0.0]
+    wait = await bucket._reserve(take=True)
+    assert 0.9 < wait <= 1.0  # one token a second; nothing was taken
+    assert await bucket.tokens() < 0.2
+
+
+async def test_two_buckets_with_one_name_share_tokens(redis: object) -> None:
+    rate = RateLimit(per_minute=60, burst=2)
+    a = RedisTokenBucket(redis, "shared", rate)
+    b = RedisTokenBucket(redis, "shared", rate)
+    other = RedisTokenBucket(redis, "other", rate)
+    assert await a._reserve(take=True) == 0.0
+    assert await b._reserve(take=True) == 0.0
+    assert await a._reserve(take=True) > 0  # b took the second token
+    assert await other._reserve(take=True) == 0.0
+
+
+async def test_observe_and_pause_reach_every_process(redis: object) -> None:
+    rate = Plan.PREMIUM.rate_limit
+    a = RedisTokenBucket(redis, "sync", rate)
+    b = RedisTokenBucket(redis, "sync", rate)
+    a.observe(1)
+    assert await a._reserve(take=True) == 0.0
+    assert await b._reserve(take=True) > 0  # the service said one remained
+    a.pause(30)
+    await a._reserve(take=False)
+    assert 29.0 < await b._reserve(take=True) <= 30.0
+
+
+async def test_key_is_hashed_into_the_name(redis: object) -> None:
+    bucket = RedisTokenBucket.for_api_key(redis, "sk-secret", Plan.FREE)
+    await bucket.acquire()
+    keys = [k.decode() for k in await redis.keys("*")]  # type: ignore[attr-defined]
+    assert len(keys) == 1 and "sk-secret" not in keys[0]
+    assert keys[0].startswith("asyncclient:ratelimit:key-")
+
+
+async def test_three_processes_share_one_key_without_a_429(redis_url: str) -> None:
+    scale = 600.0  # Free: 10 a service minute = 100 a real second, burst 20
+    worker = Path(__file__).with_name("redis_worker.py")
+    rate = Plan.FREE.rate_limit.scaled(scale)
+    async with Emulator(time_scale=scale) as emu:
+        key = emu.add_team(plan="free", credits=10)
+        procs = [
+            await asyncio.create_subprocess_exec(
+                sys.executable,
+                str(worker),
+                emu.url,
+                key,
+                redis_url,
+                "25",
+                str(rate.per_minute),
+                str(rate.burst),
+                stdout=asyncio.subprocess.PIPE,
+                cwd=str(worker.parent.parent),
+            )
+            for _ in range(3)
+        ]
+        outputs = [await p.communicate() for p in procs]
+        assert [p.returncode for p in procs] == [0, 0, 0]
+        assert [out.decode().strip() for out, _ in outputs] == ["ok=25"] * 3
+        # 75 requests against one Free key: the shared bucket kept them all under the limit.
+        assert emu.counters.rate_limited == 0
+        assert emu.counters.statuses[200] == 75
