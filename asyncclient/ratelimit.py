@@ -1,7 +1,8 @@
 """Client-side rate limiting: a token bucket sized by the subscription plan (spec 8.1).
 
-The bucket holds at most ``burst`` tokens and refills at ``per_minute / 60`` tokens
-a second; every request of a client takes one token first. Waiters are served
+The bucket holds at most ``burst`` tokens (less a small reserve for latency jitter,
+see :attr:`RateLimit.client_capacity`) and refills at ``per_minute / 60`` tokens a
+second; every request of a client takes one token first. Waiters are served
 first come, first served (an ``asyncio.Lock`` queues them in order); the one at
 the head sleeps exactly until its token is due, so nothing busy-waits, and a
 waiter cancelled while queued or asleep takes no token. ``clock`` and ``sleep``
@@ -45,6 +46,20 @@ class RateLimit:
     def per_second(self) -> float:
         """Refill rate in tokens per second."""
         return self.per_minute / 60.0
+
+    @property
+    def client_capacity(self) -> int:
+        """The burst a client allows itself: ``burst`` less a small reserve.
+
+        Requests reach the service after a latency that varies; a client spending
+        tokens at exactly the plan's rate would then now and then arrive early
+        and get a 429. Keeping about 2% of the burst (at least one token, when the
+        burst has more than one) in reserve absorbs that jitter; the steady rate
+        is unchanged, only the first burst is a little smaller.
+        """
+        if self.burst <= 1:
+            return self.burst
+        return self.burst - min(self.burst - 1, max(1, round(self.burst * 0.02)))
 
     def scaled(self, factor: float) -> RateLimit:
         """The same limit with time running ``factor`` times faster (for the emulator)."""
@@ -125,7 +140,7 @@ class TokenBucket:
         self._rate = rate
         self._clock = clock
         self._sleep = sleep
-        self._tokens = float(rate.burst)
+        self._tokens = float(rate.client_capacity)
         self._updated = clock()
         self._paused_until = 0.0
         self._lock = asyncio.Lock()
@@ -147,13 +162,15 @@ class TokenBucket:
         """Change the limit (e.g. learnt from X-RateLimit-Limit); tokens carry over."""
         self._refill()
         self._rate = rate
-        self._tokens = min(self._tokens, float(rate.burst))
+        self._tokens = min(self._tokens, float(rate.client_capacity))
 
     def _refill(self) -> None:
         now = self._clock()
         elapsed = max(0.0, now - self._updated)
         self._updated = now
-        self._tokens = min(float(self._rate.burst), self._tokens + elapsed * self._rate.per_second)
+        self._tokens = min(
+            float(self._rate.client_capacity), self._tokens + elapsed * self._rate.per_second
+        )
 
     def _wait_needed(self) -> float:
         self._refill()

@@ -105,7 +105,8 @@ class RedisTokenBucket:
     async def _reserve(self, take: bool) -> float:
         cap = -1 if self._cap is None else self._cap
         pause, self._pause, self._cap = self._pause, 0.0, None
-        args = [self._rate.per_second, self._rate.burst, cap, pause, 1 if take else 0]
+        rate = self._rate
+        args = [rate.per_second, rate.client_capacity, cap, pause, 1 if take else 0]
         result = await self._script(keys=[self._key], args=args)
         return float(result.decode() if isinstance(result, bytes) else result)
 
@@ -123,10 +124,10 @@ class RedisTokenBucket:
         return loop.time() - started
 
     async def tokens(self) -> float:
-        """Tokens in the shared bucket now (``burst`` minus what was taken, refilled)."""
+        """Tokens in the shared bucket now (what was taken is gone, time refills)."""
         await self._reserve(take=False)
         raw = await self._redis.hget(self._key, "tokens")
-        return float(raw) if raw is not None else float(self._rate.burst)
+        return float(raw) if raw is not None else float(self._rate.client_capacity)
 
     def observe(self, remaining: int | None) -> None:
         """Lower the shared tokens to the service's count, on the next call."""

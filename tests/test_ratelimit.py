@@ -37,10 +37,17 @@ def test_custom_limits_and_bad_ones() -> None:
     assert plan_for_limit(42) == RateLimit(per_minute=42, burst=42)
 
 
+@pytest.mark.parametrize(
+    ("burst", "capacity"), [(1, 1), (2, 1), (20, 19), (100, 98), (500, 490), (2000, 1960)]
+)
+def test_client_keeps_a_small_reserve_of_the_burst(burst: int, capacity: int) -> None:
+    assert RateLimit(per_minute=60, burst=burst).client_capacity == capacity
+
+
 async def test_burst_is_free_then_one_token_per_refill_interval() -> None:
     vt = VirtualTime()
-    b = bucket(vt)  # Free: 20 at once, then one every 6 s
-    for _ in range(20):
+    b = bucket(vt)  # Free: 19 of the 20 at once (one kept in reserve), then one every 6 s
+    for _ in range(19):
         assert await b.acquire() == 0.0
     assert vt.sleeps == []
     task = asyncio.create_task(b.acquire())
@@ -55,7 +62,7 @@ async def test_burst_is_free_then_one_token_per_refill_interval() -> None:
 
 async def test_refill_is_exact_and_capped_at_burst() -> None:
     vt = VirtualTime()
-    b = bucket(vt, RateLimit(per_minute=60, burst=5))
+    b = bucket(vt, RateLimit(per_minute=60, burst=6))  # capacity 5
     for _ in range(5):
         await b.acquire()
     await vt.advance(2.5)
@@ -135,5 +142,5 @@ async def test_set_rate_keeps_tokens_within_the_new_burst() -> None:
     vt = VirtualTime()
     b = bucket(vt, Plan.PREMIUM.rate_limit)
     b.set_rate(Plan.FREE.rate_limit)
-    assert b.tokens == pytest.approx(20.0)
+    assert b.tokens == pytest.approx(19.0)
     assert b.rate == Plan.FREE.rate_limit
