@@ -286,4 +286,4 @@ class AsyncClient:
         bucket = self._limiter if isinstance(self._limiter, TokenBucket) else None
         if self._adopt_limit and bucket and info.limit and info.limit != bucket.rate.per_minute:
             bucket.set_rate(plan_for_limit(info.limit))
-        self._limiter.observe(info.remaining)
+        self._limiter.observe(info.remaining, info.reset_after)

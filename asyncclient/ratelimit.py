@@ -17,16 +17,29 @@ from __future__ import annotations
 
 import asyncio
 import enum
+import math
 import time
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
 from attrs import frozen
 
-__all__ = ["Limiter", "Plan", "RateLimit", "TokenBucket", "resolve_rate_limit"]
+__all__ = [
+    "Limiter",
+    "Plan",
+    "RateLimit",
+    "TokenBucket",
+    "plan_for_limit",
+    "resolve_rate_limit",
+    "tokens_from_headers",
+]
 
 Clock = Callable[[], float]
 Sleep = Callable[[float], Awaitable[None]]
+
+
+_JITTER_SECONDS = 0.05
+"""Latency jitter the client's reserve absorbs (see RateLimit.client_capacity)."""
 
 
 @frozen
@@ -53,13 +66,15 @@ class RateLimit:
 
         Requests reach the service after a latency that varies; a client spending
         tokens at exactly the plan's rate would then now and then arrive early
-        and get a 429. Keeping about 2% of the burst (at least one token, when the
-        burst has more than one) in reserve absorbs that jitter; the steady rate
-        is unchanged, only the first burst is a little smaller.
+        and get a 429. The reserve absorbs that jitter: 2% of the burst, or what
+        the plan refills in 50 ms, whichever is more, and at least one token
+        (when the burst has more than one). The steady rate is unchanged; only
+        the first burst is a little smaller.
         """
         if self.burst <= 1:
             return self.burst
-        return self.burst - min(self.burst - 1, max(1, round(self.burst * 0.02)))
+        reserve = max(1, round(self.burst * 0.02), math.ceil(self.per_second * _JITTER_SECONDS))
+        return self.burst - min(self.burst - 1, reserve)
 
     def scaled(self, factor: float) -> RateLimit:
         """The same limit with time running ``factor`` times faster (for the emulator)."""
@@ -109,6 +124,23 @@ def plan_for_limit(per_minute: int) -> RateLimit:
     return RateLimit(per_minute=per_minute, burst=max(1, int(per_minute)))
 
 
+def tokens_from_headers(remaining: int, reset_after: float | None, rate: RateLimit) -> float:
+    """How many tokens the service's headers leave the client (may be below zero).
+
+    That is what the service says remain, less the client's reserve (see
+    :attr:`RateLimit.client_capacity`): so the reserve is set up again on the
+    service's side whenever the two counts drift apart (a burst that reached the
+    service spread out in time, another process using the key). With none
+    remaining, ``X-RateLimit-Reset`` says when the next token comes; it and
+    ``Date`` are whole seconds, so their difference may be up to a second too
+    long, and we trust it less that second rather than wait for nothing.
+    """
+    reserve = rate.burst - rate.client_capacity
+    if remaining <= 0 and reset_after is not None:
+        return 1.0 - max(0.0, reset_after - 1.0) * rate.per_second - reserve
+    return float(max(0, remaining)) - reserve
+
+
 class Limiter(Protocol):
     """What the client needs of a limiter (the token bucket, or the Redis one)."""
 
@@ -116,8 +148,8 @@ class Limiter(Protocol):
         """Wait for a token; returns the seconds waited."""
         ...
 
-    def observe(self, remaining: int | None) -> None:
-        """Take the service's ``X-RateLimit-Remaining`` into account."""
+    def observe(self, remaining: int | None, reset_after: float | None = None) -> None:
+        """Take the service's ``X-RateLimit-Remaining`` (and ``-Reset``) into account."""
         ...
 
     def pause(self, seconds: float) -> None:
@@ -194,12 +226,19 @@ class TokenBucket:
             self._tokens -= 1.0
         return self._clock() - started
 
-    def observe(self, remaining: int | None) -> None:
-        """Lower the tokens to what the service says remain (it may count other clients)."""
+    def observe(self, remaining: int | None, reset_after: float | None = None) -> None:
+        """Lower the tokens to what the service says remain (it may count other clients).
+
+        Args:
+            remaining: ``X-RateLimit-Remaining``.
+            reset_after: Seconds until ``X-RateLimit-Reset``, read against the
+                response's ``Date``. With none remaining it says when the next
+                token comes; the bucket then waits at least that long.
+        """
         if remaining is None:
             return
         self._refill()
-        self._tokens = min(self._tokens, float(max(0, remaining)))
+        self._tokens = min(self._tokens, tokens_from_headers(remaining, reset_after, self._rate))
 
     def pause(self, seconds: float) -> None:
         """Hold every request until ``seconds`` from now, and empty the bucket."""

@@ -18,11 +18,11 @@ import hashlib
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from asyncclient.ratelimit import Plan, RateLimit, resolve_rate_limit
+from asyncclient.ratelimit import Plan, RateLimit, resolve_rate_limit, tokens_from_headers
 
 __all__ = ["RedisTokenBucket"]
 
-# KEYS[1]: the bucket's hash. ARGV: rate (tokens/s), burst, cap (-1: none),
+# KEYS[1]: the bucket's hash. ARGV: rate (tokens/s), burst, cap ("none" or tokens),
 # pause seconds (0: none), take (1 to take a token when one is there, 0 to peek).
 # Returns the seconds to wait as a string (Lua numbers would be cut to integers).
 _SCRIPT = """
@@ -35,7 +35,7 @@ local tokens = tonumber(s[1]) or burst
 local ts = tonumber(s[2]) or now
 local paused = tonumber(s[3]) or 0
 tokens = math.min(burst, tokens + math.max(0, now - ts) * rate)
-if cap >= 0 and cap < tokens then tokens = cap end
+if cap ~= nil and cap < tokens then tokens = cap end
 if pause > 0 then
   paused = math.max(paused, now + pause)
   tokens = 0
@@ -83,7 +83,7 @@ class RedisTokenBucket:
         self._rate = resolved
         self._sleep = sleep
         self._script = redis.register_script(_SCRIPT)
-        self._cap: int | None = None
+        self._cap: float | None = None
         self._pause = 0.0
         self._lock = asyncio.Lock()
 
@@ -103,7 +103,7 @@ class RedisTokenBucket:
         return self._rate
 
     async def _reserve(self, take: bool) -> float:
-        cap = -1 if self._cap is None else self._cap
+        cap = "none" if self._cap is None else repr(self._cap)
         pause, self._pause, self._cap = self._pause, 0.0, None
         rate = self._rate
         args = [rate.per_second, rate.client_capacity, cap, pause, 1 if take else 0]
@@ -129,10 +129,11 @@ class RedisTokenBucket:
         raw = await self._redis.hget(self._key, "tokens")
         return float(raw) if raw is not None else float(self._rate.client_capacity)
 
-    def observe(self, remaining: int | None) -> None:
+    def observe(self, remaining: int | None, reset_after: float | None = None) -> None:
         """Lower the shared tokens to the service's count, on the next call."""
         if remaining is not None:
-            self._cap = remaining if self._cap is None else min(self._cap, remaining)
+            cap = tokens_from_headers(remaining, reset_after, self._rate)
+            self._cap = cap if self._cap is None else min(self._cap, cap)
 
     def pause(self, seconds: float) -> None:
         """Hold every process's requests for ``seconds``, from the next call on."""

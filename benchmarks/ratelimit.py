@@ -101,7 +101,7 @@ async def redis_overhead(redis_url: str, iterations: int = 2000) -> float:
 
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--plan", default="starter", choices=[p.value for p in Plan])
     parser.add_argument("--scale", type=float, default=60.0)
     opts = parser.parse_args()

@@ -44,6 +44,11 @@ def test_client_keeps_a_small_reserve_of_the_burst(burst: int, capacity: int) ->
     assert RateLimit(per_minute=60, burst=burst).client_capacity == capacity
 
 
+def test_a_fast_plan_keeps_50_ms_of_refill_in_reserve() -> None:
+    # 100 a second: 50 ms of jitter is 5 tokens, more than 2% of a burst of 20.
+    assert RateLimit(per_minute=6000, burst=20).client_capacity == 15
+
+
 async def test_burst_is_free_then_one_token_per_refill_interval() -> None:
     vt = VirtualTime()
     b = bucket(vt)  # Free: 19 of the 20 at once (one kept in reserve), then one every 6 s
@@ -112,17 +117,18 @@ async def test_a_cancelled_waiter_takes_no_token() -> None:
 async def test_service_remaining_lowers_our_tokens_but_never_raises_them() -> None:
     vt = VirtualTime()
     b = bucket(vt)
+    # Free keeps a reserve of one token, so "3 remain" leaves the client 2.
     b.observe(3)
-    assert b.tokens == pytest.approx(3.0)
+    assert b.tokens == pytest.approx(2.0)
     b.observe(15)
-    assert b.tokens == pytest.approx(3.0)
+    assert b.tokens == pytest.approx(2.0)
     b.observe(None)
-    assert b.tokens == pytest.approx(3.0)
-    b.observe(0)
+    assert b.tokens == pytest.approx(2.0)
+    b.observe(0)  # -1: the reserve is rebuilt on the service's side first
     task = asyncio.create_task(b.acquire())
-    await vt.settle()
+    await vt.advance(11.9)
     assert not task.done()
-    await vt.advance(6.0)
+    await vt.advance(0.1)
     assert task.done()
 
 
@@ -144,3 +150,29 @@ async def test_set_rate_keeps_tokens_within_the_new_burst() -> None:
     b.set_rate(Plan.FREE.rate_limit)
     assert b.tokens == pytest.approx(19.0)
     assert b.rate == Plan.FREE.rate_limit
+
+
+async def test_reset_with_none_remaining_sets_when_the_next_token_comes() -> None:
+    vt = VirtualTime()
+    b = bucket(vt)  # Free: one token every 6 s
+    b.observe(0, reset_after=9.0)  # the service: nothing for 9 s (another process used it)
+    task = asyncio.create_task(b.acquire())
+    # Reset and Date are whole seconds, so 9 s is trusted as 8; then one token (6 s)
+    # of reserve is rebuilt: 14 s.
+    await vt.advance(13.9)
+    assert not task.done()
+    await vt.advance(0.1)
+    assert task.done()
+
+
+async def test_reset_never_makes_the_bucket_more_generous() -> None:
+    vt = VirtualTime()
+    b = bucket(vt)
+    for _ in range(19):
+        await b.acquire()
+    b.observe(0, reset_after=1.0)  # sooner than our own refill: we keep our 6 s
+    task = asyncio.create_task(b.acquire())
+    await vt.advance(5.9)
+    assert not task.done()
+    await vt.advance(0.1)
+    assert task.done()

@@ -64,9 +64,14 @@ async def test_observe_and_pause_reach_every_process(redis: object) -> None:
     rate = Plan.PREMIUM.rate_limit
     a = RedisTokenBucket(redis, "sync", rate)
     b = RedisTokenBucket(redis, "sync", rate)
-    a.observe(1)
+    a.observe(41)  # the service says 41 remain; the client keeps 40 of them in reserve
     assert await a._reserve(take=True) == 0.0
-    assert await b._reserve(take=True) > 0  # the service said one remained
+    assert await b._reserve(take=True) > 0  # so only one could be taken, by any process
+    a.observe(0, reset_after=12.0)  # Premium refills 1000/min: 12 s means others used it
+    await a._reserve(take=False)  # observations travel with the next call of the one told
+    # 12 s less the header's one-second granularity, plus the 40-token reserve at 1000/min.
+    expected = 11.0 + 40 / (1000 / 60)
+    assert expected - 0.1 < await b._reserve(take=True) <= expected
     a.pause(30)
     await a._reserve(take=False)
     assert 29.0 < await b._reserve(take=True) <= 30.0
