@@ -1,0 +1,128 @@
+"""Schedule (spec 4.12) and social research (spec 4.15, 4.16) rules."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from asyncclient.models.enums import Platform, SocialPlatform
+from asyncclient.models.requests import PlatformData
+from asyncclient.validation._checks import (
+    _choices,
+    _Ctx,
+    _enum,
+    _flag,
+    _obj,
+    _show,
+    _text,
+    check_range,
+)
+
+# -- schedule (spec 4.12) ---------------------------------------------------------------
+
+
+def _when(obj: Any, prefix: str, ctx: _Ctx) -> list[str]:
+    value, path = obj.scheduled_date_time, prefix + "scheduledDateTime"
+    if value is None:
+        return [f"{path}: scheduled date and time is required"]
+    if not isinstance(value, datetime):
+        return [f"{path}: must be a datetime"]
+    if value.tzinfo is None or value.utcoffset() is None:
+        return [f"{path}: must be timezone-aware"]
+    return [] if value > ctx.now else [f"{path}: must be in the future"]
+
+
+# videosite privacy values: the spec names only the default ``public``; we accept the
+# three the platform itself knows (public, private, unlisted).
+_PRIVACY = ("public", "private", "unlisted")
+_HASHTAG_LIMIT = 2200  # clipsite and photosite: description plus appended hashtags
+
+
+def _pd_title(obj: Any, prefix: str, ctx: _Ctx) -> list[str]:
+    # videosite: max 100; clipsite and photosite do not use a title (allowed, ignored)
+    rule = _TITLE_VIDEOSITE if ctx.platform is Platform.VIDEOSITE else _TITLE_ANY
+    return rule(obj, prefix, ctx)
+
+
+def _pd_description(obj: Any, prefix: str, ctx: _Ctx) -> list[str]:
+    if ctx.platform not in (Platform.CLIPSITE, Platform.PHOTOSITE):
+        return _DESCRIPTION(obj, prefix, ctx)  # videosite, and any platform: max 5000
+    found = _ANY_DESCRIPTION(obj, prefix, ctx)
+    if found:
+        return found
+    # clipsite, photosite: max 2200, tags are appended as " #tag" (a leading '#' kept once)
+    text = obj.description or ""
+    tags = [t for t in obj.tags if isinstance(t, str)] if isinstance(obj.tags, list) else []
+    total = len(text) + sum(len(" #" + t.removeprefix("#")) for t in tags)
+    if total <= _HASHTAG_LIMIT:
+        return []
+    if not tags:
+        return [f"{prefix}description: must be at most {_HASHTAG_LIMIT} characters"]
+    return [
+        f"{prefix}description: must be at most {_HASHTAG_LIMIT} characters"
+        f" with the tags appended as hashtags (got {total})"
+    ]
+
+
+def _pd_tags(obj: Any, prefix: str, ctx: _Ctx) -> list[str]:
+    value, path = obj.tags, prefix + "tags"
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        return [f"{path}: must be a list of strings"]
+    found = [
+        f"{path}[{i}]: must be a string" for i, t in enumerate(value) if not isinstance(t, str)
+    ]
+    if ctx.platform is Platform.VIDEOSITE and len(value) > 30:
+        found.insert(0, f"{path}: cannot have more than 30 tags")
+    return found
+
+
+def _pd_privacy(obj: Any, prefix: str, ctx: _Ctx) -> list[str]:
+    found = _PRIVACY_TEXT(obj, prefix, ctx)
+    value = obj.privacy_status
+    if found or value is None or ctx.platform is not Platform.VIDEOSITE or value in _PRIVACY:
+        return found
+    return [f"{prefix}privacyStatus: invalid value {_show(value)} (use {_choices(_PRIVACY)})"]
+
+
+_TITLE_ANY = _text("title", None)
+_TITLE_VIDEOSITE = _text("title", 100)
+_DESCRIPTION = _text("description", 5000)
+_ANY_DESCRIPTION = _text("description", None)
+_PRIVACY_TEXT = _text("privacy_status", None)
+_PLATFORM_DATA = _obj(
+    "platform_data",
+    PlatformData,
+    (_pd_title, _pd_description, _pd_tags, _pd_privacy, _flag("made_for_kids")),
+)
+
+
+# -- social research (spec 4.15, 4.16) --------------------------------------------------
+
+
+def _username(obj: Any, prefix: str, ctx: _Ctx) -> list[str]:
+    value, path = obj.username, prefix + "username"
+    if value is not None and not isinstance(value, str):
+        return [f"{path}: must be a string"]
+    name = (value or "").removeprefix("@")
+    if not name:
+        return [f"{path}: username is required"]
+    return [f"{path}: must not contain whitespace"] if any(c.isspace() for c in name) else []
+
+
+def _search_term(obj: Any, prefix: str, ctx: _Ctx) -> list[str]:
+    value, path = obj.search_term, prefix + "searchTerm"
+    if value is not None and not isinstance(value, str):
+        return [f"{path}: must be a string"]
+    term = (value or "").strip()
+    if not term:
+        return [f"{path}: search term is required"]
+    return [f"{path}: must be at most 200 characters"] if len(term) > 200 else []
+
+
+def _search_limit(obj: Any, prefix: str, ctx: _Ctx) -> list[str]:
+    return check_range(prefix + "limit", obj.limit, low=1, high=50)
+
+
+_SOCIAL_PLATFORM = _enum("platform", SocialPlatform, missing="platform is required")

@@ -1,0 +1,95 @@
+"""Template generation rules (spec 4.9, 8.3): scenes, placeholders and variables."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from asyncclient.models.enums import TemplateVariableType
+from asyncclient.models.scenes import AvatarBox, TemplateScene, TemplateVariable
+from asyncclient.models.templates import PLACEHOLDER
+from asyncclient.validation._checks import (
+    Rule,
+    _apply,
+    _Ctx,
+    _enum,
+    _is_url,
+    _obj,
+    _plain,
+    _scene_list,
+    _show,
+    _text,
+)
+
+
+def _variables(obj: Any, prefix: str, ctx: _Ctx) -> list[str]:
+    # spec 4.9 rules 1-3, 8.3: up to 20 variables, keys 1..100, values 0..2000
+    variables, path = obj.variables, prefix + "variables"
+    if variables is None:
+        return [f"{path}: variables are required"]
+    if not isinstance(variables, list):
+        return [f"{path}: must be a list of TemplateVariable"]
+    found = [f"{path}: cannot have more than 20 variables"] if len(variables) > 20 else []
+    seen: set[str] = set()
+    for j, var in enumerate(variables):
+        where = f"{path}[{j}]"
+        if not isinstance(var, TemplateVariable):
+            found.append(f"{where}: must be a TemplateVariable")
+            continue
+        found += _apply(_VARIABLE_RULES, var, where + ".", ctx)
+        if isinstance(var.key, str) and var.key:
+            if var.key in seen:
+                found.append(f"{where}.key: duplicate variable {_show(var.key)}")
+            seen.add(var.key)
+    return found
+
+
+def _media_value(obj: Any, prefix: str, ctx: _Ctx) -> list[str]:
+    # spec 2.9: a media variable's value is a URL ("" stays valid: spec 4.9 rule 3)
+    value = obj.value
+    if _plain(obj.type) != TemplateVariableType.MEDIA.value or not isinstance(value, str):
+        return []
+    if value == "" or _is_url(value, ("http", "https")):
+        return []
+    return [f"{prefix}value: must be a URL for a media variable"]
+
+
+_VARIABLE_RULES: tuple[Rule, ...] = (
+    _text("key", 100, missing="key is required"),
+    _text("value", 2000, missing="value is required", empty_ok=True),
+    _enum("type", TemplateVariableType, missing="type is required"),
+    _media_value,
+)
+
+
+def _placeholders(obj: Any, prefix: str, ctx: _Ctx) -> list[str]:
+    # spec 4.9 rules 1 and 2: every placeholder has a value, case-sensitive
+    script, variables = obj.script, obj.variables
+    if not isinstance(script, str) or not isinstance(variables, list):
+        return []
+    keys = {v.key for v in variables if isinstance(v, TemplateVariable) and isinstance(v.key, str)}
+    names = dict.fromkeys(PLACEHOLDER.findall(script))
+    return [
+        f"{prefix}script: missing value for variable {_show(name)}"
+        for name in names
+        if name not in keys
+    ]
+
+
+_TEMPLATE_SCENE_RULES: tuple[Rule, ...] = (
+    _text(
+        "script",
+        5000,
+        missing="script is required",
+        long="script cannot exceed 5000 characters",
+        empty_ok=True,
+    ),
+    _placeholders,
+    _variables,
+    _obj("avatar", AvatarBox, (_text("id", 30),)),
+    _text("voice", 30),
+)
+_TEMPLATE_SCENES = _scene_list(
+    lambda scene: _TEMPLATE_SCENE_RULES if isinstance(scene, TemplateScene) else None,
+    20,
+    "a TemplateScene",
+)
