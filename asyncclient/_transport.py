@@ -4,14 +4,20 @@ The only module of the core that imports aiohttp. No retries, no status
 checks, no JSON here; redirects are never followed (aiohttp would forward the
 ``x-api-key`` header to another origin). aiohttp errors become ours, with
 ``request_sent`` telling whether any byte of the request left the client.
+
+:meth:`AiohttpTransport.stream_get` fetches a signed download URL (spec 2.3) in
+chunks on the same session: it sends no API key, so it follows redirects.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ssl
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from types import SimpleNamespace
 from typing import Any
+from urllib.parse import urlsplit
 
 import aiohttp
 from attrs import frozen
@@ -20,7 +26,7 @@ from multidict import CIMultiDict
 from asyncclient._protocol import Request, Response
 from asyncclient.errors import APIConnectionError, APITimeoutError
 
-__all__ = ["AiohttpTransport", "Timeouts"]
+__all__ = ["AiohttpTransport", "Stream", "Timeouts", "redact_url"]
 
 
 @frozen(kw_only=True)
@@ -39,6 +45,27 @@ class Timeouts:
 
     def to_aiohttp(self) -> aiohttp.ClientTimeout:
         return aiohttp.ClientTimeout(total=self.total, connect=self.connect, sock_read=self.read)
+
+
+@frozen
+class Stream:
+    """An open response of :meth:`AiohttpTransport.stream_get`.
+
+    Attributes:
+        status: The HTTP status (after redirects).
+        headers: The response headers (a case-insensitive mapping).
+        chunks: The body, chunk by chunk; aiohttp errors come out as ours.
+    """
+
+    status: int
+    headers: Mapping[str, str]
+    chunks: AsyncIterator[bytes]
+
+
+def redact_url(url: str) -> str:
+    """``url`` without its query (a signature) or fragment, for error messages."""
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}{parts.path}"
 
 
 class _SendState:
@@ -158,6 +185,50 @@ class AiohttpTransport:
                 request_sent=self._sent(state),
             ) from exc
 
+    @contextlib.asynccontextmanager
+    async def stream_get(
+        self, url: str, *, chunk_size: int = 64 * 1024, timeouts: Timeouts | None = None
+    ) -> AsyncIterator[Stream]:
+        """Open a GET of an absolute URL without the API key; read it chunk by chunk.
+
+        For signed download URLs (spec 2.3), which may be on another origin: no
+        ``x-api-key`` is sent, so redirects are followed (storage often redirects).
+        No rate limiter and no retries here. ``Accept-Encoding: identity`` keeps
+        ``Content-Length`` equal to the bytes read. The ``total`` timeout does not
+        apply (a large file takes long); ``connect`` and ``read`` do.
+
+        Args:
+            url: The absolute URL.
+            chunk_size: Largest chunk to yield, in bytes.
+            timeouts: Instead of the transport's.
+
+        Yields:
+            A :class:`Stream`; the connection is released when the block exits.
+
+        Raises:
+            ValueError: A caller's session sends ``x-api-key`` by default.
+            APITimeoutError: No response or no data in time.
+            APIConnectionError: Connection refused, reset or dropped.
+        """
+        session = self._get_session()
+        if "x-api-key" in session.headers:
+            raise ValueError("the session sends x-api-key by default; it must not go to a file URL")
+        where = redact_url(url)
+        limits = timeouts or self._timeouts
+        timeout = aiohttp.ClientTimeout(connect=limits.connect, sock_read=limits.read)
+        headers = {"User-Agent": self._user_agent, "Accept-Encoding": "identity"}
+        try:
+            async with session.get(
+                url, headers=headers, allow_redirects=True, timeout=timeout
+            ) as resp:
+                chunks = _chunks(resp, chunk_size, where)
+                try:
+                    yield Stream(resp.status, resp.headers, chunks)
+                finally:
+                    await chunks.aclose()
+        except (asyncio.TimeoutError, aiohttp.ClientError) as exc:
+            raise _connection_error(exc, where) from exc
+
     def _sent(self, state: _SendState) -> bool:
         # Without our trace hooks (a caller's session) we cannot know: assume sent.
         return state.sent if self._owns_session else True
@@ -168,3 +239,27 @@ class AiohttpTransport:
         session, self._session = self._session, None
         if session is not None and self._owns_session and not session.closed:
             await session.close()
+
+
+def _connection_error(exc: BaseException, where: str) -> APIConnectionError:
+    """Map an aiohttp error (or timeout) of a download to ours."""
+    if isinstance(exc, asyncio.TimeoutError):
+        return APITimeoutError("download timed out", method="GET", path=where)
+    if isinstance(exc, aiohttp.ClientConnectorError):
+        return APIConnectionError(
+            f"cannot connect: {exc.os_error or exc}", method="GET", path=where, request_sent=False
+        )
+    return APIConnectionError(
+        f"connection error: {type(exc).__name__}: {exc}", method="GET", path=where
+    )
+
+
+async def _chunks(
+    resp: aiohttp.ClientResponse, chunk_size: int, where: str
+) -> AsyncGenerator[bytes, None]:
+    """The body of ``resp`` in chunks of at most ``chunk_size`` bytes, errors mapped."""
+    try:
+        async for chunk in resp.content.iter_chunked(chunk_size):
+            yield chunk
+    except (asyncio.TimeoutError, aiohttp.ClientError) as exc:
+        raise _connection_error(exc, where) from exc
