@@ -17,11 +17,14 @@ from asyncclient.errors import (
     BadRequestError,
     InsufficientCreditsError,
     InternalServerError,
+    JobTimeoutError,
     NotFoundError,
     PermissionDeniedError,
     RateLimitError,
     ValidationError,
+    VideoFailedError,
 )
+from asyncclient.jobs import JobUpdate, VideoJob
 from asyncclient.models import (
     AccountAnalytics,
     AccountStats,
@@ -143,6 +146,8 @@ __all__ = [
     "Integration",
     "IntegrationAccount",
     "InternalServerError",
+    "JobTimeoutError",
+    "JobUpdate",
     "KeywordsStatus",
     "Limiter",
     "LipsyncModel",
@@ -209,6 +214,8 @@ __all__ = [
     "Video",
     "VideoCaptionSettings",
     "VideoDetail",
+    "VideoFailedError",
+    "VideoJob",
     "VideoListStatus",
     "VideoScene",
     "VideoSettings",

@@ -19,6 +19,7 @@ from asyncclient._protocol import Request, build_request, decode_envelope, parse
 from asyncclient._transport import AiohttpTransport, Timeouts
 from asyncclient._version import __version__
 from asyncclient.errors import AmbiguousCreationError, APIError, RateLimitError
+from asyncclient.jobs import Jobs
 from asyncclient.ratelimit import (
     Limiter,
     Plan,
@@ -153,6 +154,8 @@ class AsyncClient:
         """Connected social-platform accounts (spec 4.14)."""
         self.social = Social(self)
         """Social research (spec 4.15 to 4.18)."""
+        self.jobs = Jobs(self)
+        """Rebuild jobs from stored ids; the shared poller (``client.jobs.poller``)."""
 
     def __repr__(self) -> str:
         return f"<AsyncClient {self._base_url}>"
@@ -179,7 +182,8 @@ class AsyncClient:
         await self.aclose()
 
     async def aclose(self) -> None:
-        """Close the session the client made (a caller's session stays open)."""
+        """Stop polling and close the session the client made (a caller's stays open)."""
+        await self.jobs.poller.aclose()
         await self._transport.aclose()
 
     async def request(

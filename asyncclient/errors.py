@@ -8,6 +8,7 @@
      |    |    +-- APITimeoutError         no response in time
      |    +-- APIResponseValidationError   a response we cannot decode
      |    +-- AmbiguousCreationError       a creation that may or may not have been processed
+     |    +-- VideoFailedError             a video the service reports FAILED
      |    +-- APIStatusError               an error status (or ``success: false``)
      |         +-- BadRequestError             400
      |         +-- AuthenticationError         401
@@ -16,6 +17,8 @@
      |         +-- RateLimitError              429
      |         +-- InternalServerError         >= 500
      |         +-- InsufficientCreditsError    "not enough credits", whatever its status
+     +-- TimeoutError
+     |    +-- JobTimeoutError              a job did not finish within its wait
      +-- ValueError
           +-- ValidationError              client-side: bad input, raised before any request
 
@@ -39,10 +42,12 @@ __all__ = [
     "BadRequestError",
     "InsufficientCreditsError",
     "InternalServerError",
+    "JobTimeoutError",
     "NotFoundError",
     "PermissionDeniedError",
     "RateLimitError",
     "ValidationError",
+    "VideoFailedError",
     "status_error_class",
 ]
 
@@ -235,6 +240,60 @@ class AmbiguousCreationError(APIError):
         self.metadata: Any = getattr(request, "metadata", None)
         self.sent_at = sent_at
         self.cause = cause
+
+
+class VideoFailedError(APIError):
+    """The service reports the video FAILED (spec 3.1).
+
+    Attributes:
+        video_id: The failed video.
+        project_id: Its project, when known.
+        video: The video record as last read.
+    """
+
+    def __init__(
+        self, message: str, *, video_id: str, project_id: str | None = None, video: Any = None
+    ):
+        super().__init__(message, method="GET", path=f"/v1/video/{video_id}")
+        self.video_id = video_id
+        self.project_id = project_id
+        self.video = video
+
+    def __str__(self) -> str:
+        return f"video {self.video_id} failed: {self.message}"
+
+
+class JobTimeoutError(TimeoutError):
+    """A job was still unfinished when its wait ran out; the service's job goes on.
+
+    Attributes:
+        video_id: The job's video, when known.
+        project_id: The job's project, when known.
+        status: The last status seen (``STARTED``, or ``None`` if never read).
+        progress: The last progress seen.
+        timeout: The wait, in seconds.
+    """
+
+    def __init__(
+        self,
+        *,
+        video_id: str | None,
+        project_id: str | None,
+        status: str | None,
+        progress: int | None,
+        timeout: float,
+    ):
+        what = video_id or f"project {project_id}"
+        shown = "?" if progress is None else progress
+        super().__init__(
+            f"video {what} not finished after {timeout:g} s "
+            f"(last status {status or 'unknown'}, progress {shown})"
+        )
+        self.video_id = video_id
+        self.project_id = project_id
+        self.status = status
+        self.progress = progress
+        self.timeout = timeout
 
 
 class ValidationError(ValueError):

@@ -284,7 +284,8 @@ async def test_create_ugc_ads_sends_every_field(client: AsyncClient, wire: Wire)
     assert created.project_id == "proj_u1"
     assert created.video_id == "vid_u1"
     assert created.status == VideoStatus.STARTED
-    assert created.message == "Video creation started"
+    assert created.created is not None
+    assert created.created.message == "Video creation started"
     assert created.format == "ugc_ads"
 
 
@@ -510,7 +511,8 @@ async def test_create_scenes_sends_each_scene_with_its_type(
     assert created.project_id == "proj_sc1"
     assert created.video_id is None
     assert created.status is None
-    assert created.message == "Project created"
+    assert created.created is not None
+    assert created.created.message == "Project created"
     assert created.format == "scenes"
 
 
@@ -565,7 +567,8 @@ async def test_create_hook_demo_completes_at_once(client: AsyncClient, wire: Wir
     assert created.project_id == "proj_h1"
     assert created.video_id == "vid_h1"
     assert created.status == VideoStatus.COMPLETED
-    assert created.message == "Video generated"
+    assert created.created is not None
+    assert created.created.message == "Video generated"
     assert created.format == "hook_demo"
 
 
@@ -675,7 +678,8 @@ async def test_create_add_captions_response_without_message(
     assert created.video_id == "vid_c1"
     assert created.project_id == "proj_c1"
     assert created.status == "STARTED"
-    assert created.message is None
+    assert created.created is not None
+    assert created.created.message is None
     assert created.format == "add_captions"
 
 
@@ -751,8 +755,10 @@ async def test_create_from_template(client: AsyncClient, wire: Wire) -> None:
     }
     assert created.project_id == "proj_tp1"
     assert created.video_id is None
-    assert created.status == "processing"
-    assert created.message == "Template generation started"
+    assert created.status == "STARTED"  # the job's word for the response's "processing"
+    assert created.created is not None
+    assert created.created.status == "processing"
+    assert created.created.message == "Template generation started"
     assert created.format == "template"
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from asyncclient._convert import unstructure
 from asyncclient.errors import AmbiguousCreationError, APIResponseValidationError, ValidationError
+from asyncclient.jobs import VideoJob
 from asyncclient.models.common import (
     AdSettings,
     Audio,
@@ -96,8 +97,8 @@ def created_from_envelope(envelope: dict[str, Any], request: CreationRequest) ->
 class Projects(Resource):
     """``client.projects``: one ``create_*`` method per creation endpoint."""
 
-    async def create(self, request: CreationRequest) -> CreatedProject:
-        """Validate and send any creation request.
+    async def create(self, request: CreationRequest) -> VideoJob:
+        """Validate and send any creation request; ``await`` the job for the video.
 
         Raises:
             ValidationError: Before sending, with every problem found.
@@ -107,11 +108,11 @@ class Projects(Resource):
         envelope = await self._client._call(
             "POST", request.PATH, json=unstructure(request), creation=request
         )
-        return created_from_envelope(envelope, request)
+        return self._client.jobs.from_created(created_from_envelope(envelope, request))
 
     async def reconcile(
         self, error: AmbiguousCreationError, *, skew: float = 300.0, max_pages: int = 20
-    ) -> CreatedProject | None:
+    ) -> VideoJob | None:
         """Look for the project an ambiguous creation may have made.
 
         Scans the video list (newest first) for a video of the same format whose
@@ -124,7 +125,7 @@ class Projects(Resource):
             max_pages: Pages of 100 projects to scan at most.
 
         Returns:
-            The project when exactly one matches; ``None`` when none does (then
+            A job for the project when exactly one matches; ``None`` when none does (then
             resending is safe only if no webhook or later listing shows it).
 
         Raises:
@@ -154,12 +155,13 @@ class Projects(Resource):
         if not matches:
             return None
         video = matches[0]
-        return CreatedProject(
+        found = CreatedProject(
             project_id=video.project_id,
             video_id=video.id,
             status=str(video.status),
             format=error.format,
         )
+        return self._client.jobs.from_created(found)
 
     async def _scan(
         self, name: str, list_type: str | None, since: datetime, max_pages: int
@@ -193,7 +195,7 @@ class Projects(Resource):
         name: str | None = None,
         webhook: str | None = None,
         metadata: Metadata | None = None,
-    ) -> CreatedProject:
+    ) -> VideoJob:
         """UGC ad: an avatar with b-roll from 1 to 50 uploaded media (spec 4.1)."""
         return await self.create(
             UGCAdsRequest(
@@ -230,7 +232,7 @@ class Projects(Resource):
         name: str | None = None,
         webhook: str | None = None,
         metadata: Metadata | None = None,
-    ) -> CreatedProject:
+    ) -> VideoJob:
         """Script to video: narration over generated, uploaded or gameplay media (spec 4.2)."""
         return await self.create(
             ScriptToVideoRequest(
@@ -267,7 +269,7 @@ class Projects(Resource):
         name: str | None = None,
         webhook: str | None = None,
         metadata: Metadata | None = None,
-    ) -> CreatedProject:
+    ) -> VideoJob:
         """Product ad: an avatar before a scrolling capture of a web page (spec 4.3)."""
         return await self.create(
             ProductAdsRequest(
@@ -300,7 +302,7 @@ class Projects(Resource):
         name: str | None = None,
         webhook: str | None = None,
         metadata: Metadata | None = None,
-    ) -> CreatedProject:
+    ) -> VideoJob:
         """Multi-scene storyboard of 1 to 50 scenes (spec 4.4).
 
         The response names the project only; the video is found by project id.
@@ -332,7 +334,7 @@ class Projects(Resource):
         name: str | None = None,
         webhook: str | None = None,
         metadata: Metadata | None = None,
-    ) -> CreatedProject:
+    ) -> VideoJob:
         """Hook plus demo: a text hook over media, made in real time (spec 4.5).
 
         The result is ``COMPLETED`` at once.
@@ -364,7 +366,7 @@ class Projects(Resource):
         name: str | None = None,
         webhook: str | None = None,
         metadata: Metadata | None = None,
-    ) -> CreatedProject:
+    ) -> VideoJob:
         """Talking avatar (spec 4.6)."""
         return await self.create(
             TalkingAvatarRequest(
@@ -394,7 +396,7 @@ class Projects(Resource):
         name: str | None = None,
         webhook: str | None = None,
         metadata: Metadata | None = None,
-    ) -> CreatedProject:
+    ) -> VideoJob:
         """UGC video in English or Spanish (spec 4.7)."""
         return await self.create(
             UGCVideoRequest(
@@ -421,7 +423,7 @@ class Projects(Resource):
         name: str | None = None,
         webhook: str | None = None,
         metadata: Metadata | None = None,
-    ) -> CreatedProject:
+    ) -> VideoJob:
         """Captions transcribed onto an uploaded video (spec 4.8)."""
         return await self.create(
             AddCaptionsRequest(
@@ -446,7 +448,7 @@ class Projects(Resource):
         type: str = "class",
         webhook: str | None = None,
         metadata: Metadata | None = None,
-    ) -> CreatedProject:
+    ) -> VideoJob:
         """A video from a template, with a value for every ``{{variable}}`` (spec 4.9).
 
         The response names the project only (status ``processing``).

@@ -22,6 +22,7 @@ from asyncclient import (
     TemplateVariable,
     Video,
     VideoDetail,
+    VideoJob,
     VideoScene,
     VideoStatus,
 )
@@ -29,7 +30,7 @@ from asyncclient import (
 
 async def main() -> None:
     async with AsyncClient("key", base_url="http://127.0.0.1:8080") as client:
-        created: CreatedProject = await client.projects.create_product_ads(
+        created: VideoJob = await client.projects.create_product_ads(
             script="Look at this",
             avatar_id="avatar_1",
             voice_id="voice_1",
@@ -40,10 +41,19 @@ async def main() -> None:
             caption=Caption(preset=CaptionPreset.BEAST, alignment="bottom"),
         )
         video_id: str | None = created.video_id
+        finished: VideoDetail = await created
+        again: VideoDetail = await created.wait(timeout=60)
+        print(finished.url, again.id, created.status, created.progress, created.done())
+        async for update in created.updates():
+            print(update.status, update.progress)
         if video_id is not None:
             detail: VideoDetail = await client.videos.get(video_id)
             done: bool = detail.status == VideoStatus.COMPLETED
             print(done, detail.duration_in_seconds)
+        rebuilt: VideoJob = client.jobs.from_project_id("proj_1")
+        print(rebuilt.video_ids)
+        origin: CreatedProject | None = created.created
+        print(origin)
 
         await client.projects.create_scenes(
             scenes=[

@@ -1,0 +1,218 @@
+"""VideoJob and the shared poller, end to end against the emulator (time moved by hand)."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+import pytest_asyncio
+
+from asyncclient import (
+    AsyncClient,
+    JobTimeoutError,
+    Plan,
+    RateLimit,
+    VideoFailedError,
+    VideoJob,
+)
+from asyncclient.emulator import Emulator
+from asyncclient.models import Video, VideoDetail
+from asyncclient.poller import Poller
+
+SCALE = 60.0
+
+
+@pytest_asyncio.fixture
+async def emu() -> AsyncIterator[Emulator]:
+    async with Emulator(time_scale=SCALE, seed=3) as emulator:
+        yield emulator
+
+
+@pytest_asyncio.fixture
+async def client(emu: Emulator) -> AsyncIterator[AsyncClient]:
+    key = emu.add_team(plan="premium", credits=1_000_000)
+    rate = Plan.PREMIUM.rate_limit.scaled(SCALE)
+    async with AsyncClient(key, base_url=emu.url, plan=rate) as c:
+        c.jobs.poller.min_interval = 0.01
+        c.jobs.poller.max_interval = 0.05
+        yield c
+
+
+async def talking(client: AsyncClient, emu: Emulator, **kw: Any) -> VideoJob:
+    cat = emu.catalog
+    return await client.projects.create_talking_avatar(
+        script="Hello", avatar_id=cat.avatars[0], voice_id=cat.voices[0], **kw
+    )
+
+
+def api_requests(emu: Emulator, prefix: str) -> int:
+    return sum(1 for r in emu.requests if r.path.startswith(prefix))
+
+
+async def test_await_returns_the_completed_detail(emu: Emulator, client: AsyncClient) -> None:
+    job = await talking(client, emu, name="greeting")
+    assert (job.status, job.done()) == ("STARTED", False)
+    emu.advance(1000)
+    video = await asyncio.wait_for(job, 5)
+    assert isinstance(video, VideoDetail)
+    assert (video.id, video.name, video.status) == (job.video_id, "greeting", "COMPLETED")
+    assert job.done() and job.result() is video and job.progress == 100
+    assert client.jobs.poller.watching == 0  # nobody waits: nothing is polled
+
+
+async def test_failure_raises_with_the_services_message(emu: Emulator, client: AsyncClient) -> None:
+    job = await talking(client, emu)
+    assert job.video_id is not None
+    emu.fail_video(job.video_id, message="avatar rendering failed")
+    with pytest.raises(VideoFailedError) as info:
+        await asyncio.wait_for(job, 5)
+    assert info.value.video_id == job.video_id
+    assert info.value.message == "avatar rendering failed"
+    assert job.status == "FAILED" and job.done()
+    with pytest.raises(VideoFailedError):
+        job.result()
+
+
+async def test_timeout_carries_the_last_status(emu: Emulator, client: AsyncClient) -> None:
+    job = await talking(client, emu)
+    emu.advance(30)  # a little progress, far from done
+    with pytest.raises(JobTimeoutError) as info:
+        await job.wait(timeout=0.3)
+    err = info.value
+    assert (err.video_id, err.status) == (job.video_id, "STARTED")
+    assert err.progress is not None and 0 < err.progress < 100
+    assert isinstance(err, TimeoutError)
+    assert client.jobs.poller.watching == 0
+
+
+async def test_cancelling_the_waiter_stops_polling_and_leaves_the_video(
+    emu: Emulator, client: AsyncClient
+) -> None:
+    job = await talking(client, emu)
+    task = asyncio.create_task(job.wait())
+    await asyncio.sleep(0.05)
+    assert client.jobs.poller.watching == 1
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert client.jobs.poller.watching == 0
+    await asyncio.sleep(0.1)  # the poller, if it still ran, would poll now
+    polls = api_requests(emu, "/v1/video/")
+    await asyncio.sleep(0.1)
+    assert api_requests(emu, "/v1/video/") == polls
+    emu.advance(1000)
+    assert (await client.videos.get(job.video_id or "")).status == "COMPLETED"
+
+
+async def test_updates_yield_each_change_once(emu: Emulator, client: AsyncClient) -> None:
+    job = await talking(client, emu)
+    seen: list[tuple[str | None, int | None]] = []
+
+    async def follow() -> None:
+        async for update in job.updates():
+            seen.append((update.status, update.progress))
+
+    task = asyncio.create_task(follow())
+    for _ in range(6):
+        await asyncio.sleep(0.05)
+        emu.advance(20)
+    emu.advance(1000)
+    await asyncio.wait_for(task, 5)
+    assert seen[-1] == ("COMPLETED", 100)
+    assert all(a != b for a, b in itertools.pairwise(seen))  # never the same update twice
+    progress = [p for _, p in seen if p is not None]
+    assert progress == sorted(progress) and len(progress) >= 3
+
+
+async def test_jobs_rebuilt_from_stored_ids(emu: Emulator, client: AsyncClient) -> None:
+    first = await talking(client, emu)
+    template = await client.projects.create_from_template(
+        template_id="tpl_thanks",
+        title="For Bo",
+        scenes=[_thanks_scene("Bo")],
+    )
+    emu.advance(1000)
+    by_video = client.jobs.from_video_id(first.video_id or "")
+    by_project = client.jobs.from_project_id(template.project_id or "")
+    a, b = await asyncio.wait_for(asyncio.gather(by_video, by_project), 5)
+    assert a.id == first.video_id
+    assert b.project_id == template.project_id and b.name == "For Bo"
+    assert by_project.video_ids == [b.id]
+
+
+async def test_hook_demo_is_complete_at_once(emu: Emulator, client: AsyncClient) -> None:
+    job = await client.projects.create_hook_demo(avatar_id=emu.catalog.avatars[0], text="Hey")
+    assert job.status == "COMPLETED"
+    video = await asyncio.wait_for(job, 5)  # one read of the detail, no waiting
+    assert video.url
+
+
+async def test_many_jobs_are_polled_through_list_pages(emu: Emulator, client: AsyncClient) -> None:
+    jobs = [await talking(client, emu, name=f"v{i}") for i in range(250)]
+    poller = client.jobs.poller
+    waiting = asyncio.gather(*(job.wait() for job in jobs))
+    for _ in range(4):  # a few rounds while all 250 are processing
+        await asyncio.sleep(0.06)
+        emu.advance(10)
+    rounds_before_done = poller.stats.rounds
+    emu.advance(1000)
+    videos = await asyncio.wait_for(waiting, 10)
+    assert {v.name for v in videos} == {f"v{i}" for i in range(250)}
+    stats = poller.stats
+    # Each finished video is read once (a few more when the list shifts between two
+    # pages of a round and a running video looks finished for a moment).
+    assert 250 <= stats.detail_requests <= 260
+    # 3 pages a round for 250 processing videos, instead of 250 GETs a round.
+    assert stats.list_requests <= 3 * stats.rounds + 1
+    assert rounds_before_done >= 3
+    per_job_polling = 250 * stats.rounds
+    assert stats.requests < 0.3 * per_job_polling
+
+
+def test_interval_backs_off_comes_down_and_respects_the_share() -> None:
+    class FakeLimiter:
+        rate = RateLimit(per_minute=60, burst=100)  # 1 a second
+
+    class FakeClient:
+        limiter = FakeLimiter()
+
+    poller = Poller(FakeClient(), jitter=0.0)  # type: ignore[arg-type]
+    assert poller._next_interval(moved=False, spent=0) == 3.0
+    assert poller._next_interval(moved=False, spent=0) == 4.5
+    for _ in range(10):
+        poller._next_interval(moved=False, spent=0)
+    assert poller._next_interval(moved=False, spent=0) == 30.0
+    assert poller._next_interval(moved=True, spent=0) == 2.0
+    # 5 requests in a round at 1 a second, polling held to half of it: 10 s at least.
+    assert poller._next_interval(moved=True, spent=5) == 10.0
+
+
+async def test_a_project_with_two_videos_is_done_when_both_are(emu: Emulator) -> None:
+    client = AsyncClient("k", base_url=emu.url)
+    job = client.jobs.from_project_id("p1")
+
+    def video(vid: str, status: str, progress: int) -> dict[str, Any]:
+        return {"id": vid, "status": status, "progress": progress, "projectId": "p1"}
+
+    from asyncclient._convert import decode
+
+    job._apply_list_item(decode(video("a", "STARTED", 40), Video))
+    job._apply_list_item(decode(video("b", "STARTED", 10), Video))
+    assert (job.video_ids, job.progress, job.status) == (["a", "b"], 10, "STARTED")
+    job._apply_detail(decode(video("a", "COMPLETED", 100), VideoDetail))
+    assert not job.done() and job.status == "STARTED"
+    job._apply_detail(decode(video("b", "COMPLETED", 100), VideoDetail))
+    assert job.done() and job.result().id == "a" and [v.id for v in job.videos] == ["a", "b"]
+    await client.aclose()
+
+
+def _thanks_scene(name: str) -> Any:
+    from asyncclient import TemplateScene, TemplateVariable
+
+    return TemplateScene(
+        script="Thank you {{first_name}}",
+        variables=[TemplateVariable(key="first_name", value=name)],
+    )
