@@ -5,6 +5,7 @@ Start with :class:`AsyncClient`; every model, enum and error is importable from 
 
 from asyncclient._transport import Timeouts
 from asyncclient._version import __version__
+from asyncclient.batch import Batch, BatchProgress, RowResult
 from asyncclient.client import AsyncClient
 from asyncclient.errors import (
     AmbiguousCreationError,
@@ -134,6 +135,8 @@ __all__ = [
     "AvatarScene",
     "BRollType",
     "BadRequestError",
+    "Batch",
+    "BatchProgress",
     "Caption",
     "CaptionPreset",
     "CreatedProject",
@@ -172,6 +175,7 @@ __all__ = [
     "RateLimit",
     "RateLimitError",
     "RetryPolicy",
+    "RowResult",
     "Scene",
     "ScenesRequest",
     "ScheduleRequest",

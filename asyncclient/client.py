@@ -8,18 +8,22 @@ import logging
 import os
 import ssl
 import time
+from collections.abc import Callable, Iterable
 from datetime import datetime, timezone
 from types import TracebackType
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlsplit
 
 import aiohttp
+import attrs
 
 from asyncclient._protocol import Request, build_request, decode_envelope, parse_rate_limit
 from asyncclient._transport import AiohttpTransport, Timeouts
 from asyncclient._version import __version__
+from asyncclient.batch import Batch, BatchProgress, Item, batch_id_of, items_from_requests
 from asyncclient.errors import AmbiguousCreationError, APIError, RateLimitError
-from asyncclient.jobs import Jobs
+from asyncclient.jobs import DEFAULT_WAIT_TIMEOUT, Jobs
+from asyncclient.models.requests import CreationRequest, TemplateGenerationRequest
 from asyncclient.ratelimit import (
     Limiter,
     Plan,
@@ -79,6 +83,14 @@ def check_base_url(url: str) -> str:
     if parts.query or parts.fragment:
         raise ValueError(f"base_url must not have a query or fragment, got {url!r}")
     return url.rstrip("/")
+
+
+def _with_name(request: CreationRequest, name: str) -> CreationRequest:
+    """The request with a name (a template request's name is its title: left alone)."""
+    if isinstance(request, TemplateGenerationRequest):
+        return request
+    renamed: CreationRequest = attrs.evolve(cast(Any, request), name=name)
+    return renamed
 
 
 class AsyncClient:
@@ -185,6 +197,50 @@ class AsyncClient:
         """Stop polling and close the session the client made (a caller's stays open)."""
         await self.jobs.poller.aclose()
         await self._transport.aclose()
+
+    def batch(
+        self,
+        requests: Iterable[CreationRequest],
+        *,
+        spacing: float = 1.0,
+        concurrency: int = 4,
+        journal: str | os.PathLike[str] | None = None,
+        on_progress: Callable[[BatchProgress], None] | None = None,
+        budget: int | None = None,
+        cost_per_row: int | None = None,
+        wait_timeout: float | None = DEFAULT_WAIT_TIMEOUT,
+    ) -> Batch:
+        """Create many videos of any format: checked, spaced, bounded, journaled.
+
+        A request without a name is given one (``batch-<id>-<row>``): names are how
+        an interrupted batch finds what the service made. See
+        ``client.templates.generate_many`` for the arguments.
+
+        Returns:
+            A :class:`Batch`; ``await`` it or ``async for`` it.
+        """
+        listed = list(requests)
+        bid = batch_id_of("requests", len(listed))
+        named = [
+            r if getattr(r, "name", None) else _with_name(r, f"batch-{bid[:6]}-{i}")
+            for i, r in enumerate(listed)
+        ]
+
+        async def prepare() -> list[Item]:
+            return items_from_requests(named)
+
+        return Batch(
+            self,
+            prepare,
+            batch_id=bid,
+            spacing=spacing,
+            concurrency=concurrency,
+            journal=journal,
+            on_progress=on_progress,
+            budget=budget,
+            cost_per_row=cost_per_row,
+            wait_timeout=wait_timeout,
+        )
 
     async def request(
         self,
