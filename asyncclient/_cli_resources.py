@@ -14,15 +14,14 @@ import asyncio
 import contextlib
 import json
 import sys
-import time
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from typing import Any, cast
 
 from asyncclient._convert import converter
 from asyncclient.client import ENV_API_KEY, ENV_BASE_URL, AsyncClient
-from asyncclient.errors import APIError, ValidationError
-from asyncclient.models.enums import ProjectType, VideoListStatus, VideoStatus
-from asyncclient.models.videos import Video, VideoDetail
+from asyncclient.errors import APIError, ValidationError, VideoFailedError
+from asyncclient.models.enums import ProjectType, VideoListStatus
+from asyncclient.models.videos import Video
 
 __all__ = [
     "EXIT_CONFIG",
@@ -33,7 +32,6 @@ __all__ = [
     "add_connection_args",
     "register",
     "run",
-    "wait_video",
 ]
 
 Handler = Callable[[argparse.Namespace, AsyncClient], Awaitable[int]]
@@ -42,9 +40,7 @@ Handler = Callable[[argparse.Namespace, AsyncClient], Awaitable[int]]
 EXIT_OK, EXIT_ERROR, EXIT_CONFIG, EXIT_TIMEOUT = 0, 1, 2, 3
 
 _sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep
-"""How ``videos wait`` sleeps between polls (tests replace it)."""
-_clock: Callable[[], float] = time.monotonic
-"""How ``videos wait`` measures its timeout (tests replace it)."""
+"""How the poller of ``videos wait`` sleeps between rounds (tests replace it)."""
 
 # -- parsers ------------------------------------------------------------------------
 
@@ -220,70 +216,37 @@ async def videos_get(args: argparse.Namespace, client: AsyncClient) -> int:
     return EXIT_OK
 
 
-async def wait_video(
-    client: AsyncClient,
-    video_id: str,
-    *,
-    interval: float = 2.0,
-    timeout: float | None = None,
-    on_poll: Callable[[VideoDetail], None] | None = None,
-    sleep: Callable[[float], Awaitable[Any]] | None = None,
-    clock: Callable[[], float] | None = None,
-) -> VideoDetail | None:
-    """Read the video every ``interval`` seconds until COMPLETED or FAILED (spec 3.1).
-
-    Args:
-        client: The client.
-        video_id: The video.
-        interval: Seconds between reads.
-        timeout: Give up after this many seconds (``None``: never).
-        on_poll: Called with each record read.
-        sleep: Instead of ``asyncio.sleep`` (tests pass a fake).
-        clock: Instead of ``time.monotonic`` (tests pass a fake).
-
-    Returns:
-        The last record, or ``None`` when ``timeout`` ran out first.
-    """
-    sleep = sleep or _sleep
-    clock = clock or _clock
-    deadline = None if timeout is None else clock() + timeout
-    while True:
-        video = await client.videos.get(video_id)
-        if on_poll is not None:
-            on_poll(video)
-        if video.is_terminal:
-            return video
-        pause = interval
-        if deadline is not None:
-            remaining = deadline - clock()
-            if remaining <= 0:
-                return None
-            pause = min(interval, remaining)  # one last read at the deadline
-        await sleep(pause)
-
-
 async def videos_wait(args: argparse.Namespace, client: AsyncClient) -> int:
-    """``videos wait ID [--timeout S] [--interval S]``: 0 COMPLETED, 1 FAILED, 3 timeout."""
-    shown: set[str] = set()
+    """``videos wait ID [--timeout S] [--interval S]``: 0 COMPLETED, 1 FAILED, 3 timeout.
 
-    def show(video: VideoDetail) -> None:
-        line = f"{video.id}: {video.status} {video.progress or 0}%"
-        if not args.json and line not in shown:
-            print(line, file=sys.stderr)
-            shown.add(line)
+    A :class:`~asyncclient.VideoJob` waits, through the client's shared poller
+    (``--interval`` is its shortest interval).
+    """
+    poller = client.jobs.poller
+    poller.min_interval = args.interval
+    poller.max_interval = max(args.interval, poller.max_interval)
+    poller._sleep = _sleep
+    job = client.jobs.from_video_id(args.id)
 
-    video = await wait_video(
-        client, args.id, interval=args.interval, timeout=args.timeout, on_poll=show
-    )
-    if video is None:
-        _error(f"video {args.id} not finished after {args.timeout:g} s")
+    async def follow() -> None:
+        async for update in job.updates():
+            if not args.json:
+                print(f"{args.id}: {update.status} {update.progress or 0}%", file=sys.stderr)
+
+    try:
+        await asyncio.wait_for(follow(), args.timeout)
+        video = job.result()
+    except asyncio.TimeoutError:
+        _error(f"video {args.id} not finished after {args.timeout:g} s (last: {job.status})")
         return EXIT_TIMEOUT
+    except VideoFailedError as exc:
+        if args.json and exc.video is not None:
+            _print_json(converter.unstructure(exc.video))
+        _error(f"video {exc.video_id} failed: {exc.message}")
+        return EXIT_ERROR
     if args.json:
         _print_json(converter.unstructure(video))
-    if video.status == VideoStatus.FAILED:
-        _error(f"video {video.id} failed: {video.message or 'no message'}")
-        return EXIT_ERROR
-    if not args.json:
+    else:
         print(f"{video.id} COMPLETED {video.url or ''}".rstrip())
     return EXIT_OK
 

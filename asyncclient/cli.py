@@ -1,11 +1,17 @@
-"""The ``asyncclient`` command line."""
+"""The ``asyncclient`` command line.
+
+Commands: ``demo`` and ``batch`` (the main job), ``videos`` and ``templates``
+(read-only, with ``--json``), and ``emulator`` (serve the emulator).
+"""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import sys
 from collections.abc import Sequence
 
+from asyncclient import _cli_batch, _cli_resources
 from asyncclient._version import __version__
 
 __all__ = ["main"]
@@ -18,6 +24,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"asyncclient {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    _cli_batch.register(sub)
+    _cli_resources.register(sub)
     sub.add_parser(
         "emulator",
         help="serve the service emulator on loopback (see `asyncclient emulator --help`)",
@@ -34,9 +42,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return emulator_main(args[1:])
     parser = _parser()
-    parser.parse_args(args)
-    parser.print_help()
-    return 0
+    ns = parser.parse_args(args)
+    if ns.command is None:
+        parser.print_help()
+        return 0
+    try:
+        return asyncio.run(_cli_batch.main(ns))
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":  # pragma: no cover

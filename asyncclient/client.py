@@ -40,7 +40,7 @@ from asyncclient.resources.templates import Templates
 from asyncclient.resources.videos import Videos
 from asyncclient.retry import RetryPolicy, is_ambiguous
 
-__all__ = ["ENV_API_KEY", "ENV_BASE_URL", "AsyncClient"]
+__all__ = ["ENV_API_KEY", "ENV_BASE_URL", "AsyncClient", "ClientStats"]
 
 logger = logging.getLogger("asyncclient")
 
@@ -83,6 +83,27 @@ def check_base_url(url: str) -> str:
     if parts.query or parts.fragment:
         raise ValueError(f"base_url must not have a query or fragment, got {url!r}")
     return url.rstrip("/")
+
+
+class ClientStats:
+    """What a client has sent so far (the demo's summary and benchmarks read it)."""
+
+    __slots__ = ("attempts", "rate_limited", "requests", "retries")
+
+    def __init__(self) -> None:
+        self.requests = 0
+        """Logical requests (each retried request counts once)."""
+        self.attempts = 0
+        """HTTP attempts, retries included."""
+        self.retries = 0
+        self.rate_limited = 0
+        """429 answers received."""
+
+    def __repr__(self) -> str:
+        return (
+            f"<ClientStats requests={self.requests} attempts={self.attempts} "
+            f"retries={self.retries} 429s={self.rate_limited}>"
+        )
 
 
 def _with_name(request: CreationRequest, name: str) -> CreationRequest:
@@ -146,6 +167,8 @@ class AsyncClient:
         self._limiter: Limiter = limiter or TokenBucket(rate or Plan.FREE.rate_limit)
         self._retry = retry if retry is not None else RetryPolicy()
         self._sleep = asyncio.sleep  # between retries; tests replace it
+        self.stats = ClientStats()
+        """Counts of requests, attempts, retries and 429s."""
         self._transport = AiohttpTransport(
             self._base_url,
             key,
@@ -290,13 +313,16 @@ class AsyncClient:
         started = time.monotonic()
         sent_at = datetime.now(timezone.utc)
         attempt = 0
+        self.stats.requests += 1
         while True:
             attempt += 1
+            self.stats.attempts += 1
             await self._limiter.acquire()
             try:
                 return await self._attempt(request, attempt)
             except APIError as exc:
                 if isinstance(exc, RateLimitError):
+                    self.stats.rate_limited += 1
                     self._limiter.pause(exc.retry_after if exc.retry_after is not None else 1.0)
                 delay = self._retry(attempt, exc, elapsed=time.monotonic() - started)
                 if delay is None:
@@ -312,6 +338,7 @@ class AsyncClient:
                             path=request.path,
                         ) from exc
                     raise
+                self.stats.retries += 1
                 logger.info(
                     "%s %s failed (%s); retry %d in %.2f s",
                     request.method,
