@@ -1,0 +1,150 @@
+"""The main job on the command line, as a user runs it: ``asyncclient demo`` and ``batch``."""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import json
+import os
+import re
+import signal
+import sys
+from pathlib import Path
+
+import pytest
+
+from asyncclient.emulator import Emulator
+
+CREATE = "/v1/project/create"
+
+
+def clean_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ASYNCCLIENT_")}
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+async def run_cli(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "asyncclient",
+        *args,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=env or clean_env(),
+    )
+    out, err = await asyncio.wait_for(proc.communicate(), 120)
+    assert proc.returncode is not None
+    return proc.returncode, out.decode(), err.decode()
+
+
+async def test_demo_runs_against_the_embedded_emulator(tmp_path: Path) -> None:
+    code, out, err = await run_cli("demo", "--rows", "6", "--download", str(tmp_path))
+    assert code == 0, err
+    assert "against the embedded emulator" in out
+    assert out.rstrip().endswith("This ran against the embedded emulator, not the real service.")
+    summary = dict(re.findall(r"^\| ([a-z0-9 ]+?) +\| (.*)$", out, re.M))
+    ok, failed = int(summary["ok"]), int(summary["failed"])
+    assert ok + failed == 6 and ok >= 1
+    assert summary["429s"] == "0"
+    assert int(summary["credits used"]) == 5 * 6  # 5 credits a template video
+    assert int(summary["requests made"]) > 6
+    assert len(list(tmp_path.glob("*.mp4"))) == ok
+    assert "20/20" not in err and "6/6" in err  # the progress display went to stderr
+
+
+async def test_demo_real_needs_configuration() -> None:
+    code, _, err = await run_cli("demo", "--real")
+    assert code == 2 and "ASYNCCLIENT_API_KEY" in err
+
+
+def write_rows(path: Path, n: int) -> None:
+    with path.open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, ["title", "first_name", "product", "logo"])
+        writer.writeheader()
+        for i in range(n):
+            writer.writerow(
+                {"title": f"Row {i}", "first_name": f"N{i}", "product": "Acme", "logo": ""}
+            )
+
+
+async def test_batch_killed_with_sigkill_resumes_without_duplicates(tmp_path: Path) -> None:
+    rows, journal, out = tmp_path / "rows.csv", tmp_path / "j.jsonl", tmp_path / "out.jsonl"
+    write_rows(rows, 12)
+    async with Emulator(time_scale=60.0, seed=2) as emu:
+        key = emu.add_team(plan="premium", credits=10_000)
+        argv = [
+            "batch", str(rows), "--template", "tpl_welcome", "--spacing", "0.15",
+            "--journal", str(journal), "--out", str(out),
+            "--base-url", emu.url, "--api-key", key,
+        ]  # fmt: skip
+
+        def accepted() -> int:
+            if not journal.exists():
+                return 0
+            return sum('"ev":"accepted"' in line for line in journal.read_text().splitlines())
+
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "asyncclient", *argv,
+            stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL, env=clean_env(),
+        )  # fmt: skip
+        for _ in range(600):
+            if accepted() >= 4:
+                break
+            await asyncio.sleep(0.02)
+        proc.send_signal(signal.SIGKILL)
+        await proc.wait()
+        sent_before = sum(1 for r in emu.requests if r.method == "POST" and r.path == CREATE)
+        assert 4 <= sent_before < 12, "the kill should land in the middle of the batch"
+        assert not out.exists()
+
+        mover = asyncio.ensure_future(_advance_forever(emu))
+        try:
+            code, stdout, stderr = await run_cli(*argv)
+        finally:
+            mover.cancel()
+        assert code == 0, stderr
+        created = sum(1 for r in emu.requests if r.method == "POST" and r.path == CREATE)
+        team = emu.team_id(key)
+        assert created == 12 and emu.counters.projects[team] == 12  # no row paid twice
+    results = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["row"] for r in results] == list(range(12))  # no row lost
+    assert {r["status"] for r in results} == {"completed"}
+    assert len({r["videoId"] for r in results}) == 12
+    assert "12 completed, 0 failed" in stdout
+
+
+async def _advance_forever(emu: Emulator) -> None:
+    while True:
+        await asyncio.sleep(0.05)
+        emu.advance(20)
+
+
+async def test_batch_reports_bad_rows_and_exits_nonzero(tmp_path: Path) -> None:
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text(
+        json.dumps({"title": "Good", "first_name": "A", "product": "P", "logo": ""})
+        + "\n"
+        + json.dumps({"title": "Bad", "product": "P", "logo": ""})
+        + "\n"
+    )
+    async with Emulator(time_scale=600.0) as emu:
+        key = emu.add_team(plan="premium", credits=100)
+        mover = asyncio.ensure_future(_advance_forever(emu))
+        try:
+            code, out, err = await run_cli(
+                "batch", str(rows), "--template", "tpl_welcome", "--spacing", "0",
+                "--base-url", emu.url, "--api-key", key,
+            )  # fmt: skip
+        finally:
+            mover.cancel()
+    assert code == 1
+    assert "row 1: rejected: scenes[0].script: missing value for variable 'first_name'" in err
+    assert "1 completed, 0 failed, 1 rejected" in out
+
+
+@pytest.mark.parametrize("args", [["--version"], []])
+async def test_cli_basics(args: list[str]) -> None:
+    code, out, _ = await run_cli(*args)
+    assert code == 0 and "asyncclient" in out
