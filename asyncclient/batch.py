@@ -52,7 +52,8 @@ class RowResult:
     """``completed``, ``failed`` (the video failed), ``rejected`` (bad input or refused
     by the service) or ``skipped`` (the credit budget was reached)."""
     video: VideoDetail | None = None
-    """The completed (or failed) video."""
+    """The completed (or failed) video, as the video list shows it: the detail-only
+    fields (script, usedCredits, ...) may be None; ``client.videos.get`` reads them."""
     error: str | None = None
     """Why it failed, was rejected or skipped."""
     project_id: str | None = None
@@ -315,6 +316,7 @@ class Batch:
     async def _await(self, item: Item, job: VideoJob | None, state: RowState | None) -> None:
         if job is None:
             return
+        job.read_detail = False  # the list's record is outcome enough: a GET saved per row
         if state is not None:
             self._counts["submitted"] += 1
         try:

@@ -20,6 +20,7 @@ import asyncio
 from collections.abc import AsyncIterator, Generator
 from typing import TYPE_CHECKING, Any
 
+import attrs
 from attrs import frozen
 
 from asyncclient.errors import JobTimeoutError, VideoFailedError
@@ -33,6 +34,8 @@ __all__ = ["DEFAULT_WAIT_TIMEOUT", "JobUpdate", "Jobs", "VideoJob"]
 
 DEFAULT_WAIT_TIMEOUT = 3600.0
 """How long ``await job`` waits before :class:`JobTimeoutError` (one hour)."""
+
+_TIMEOUT: Any = getattr(asyncio, "timeout", None)
 
 _TERMINAL = frozenset({VideoStatus.COMPLETED.value, VideoStatus.FAILED.value})
 
@@ -66,6 +69,7 @@ class VideoJob:
         "created",
         "format",
         "project_id",
+        "read_detail",
     )
 
     def __init__(
@@ -86,6 +90,11 @@ class VideoJob:
         """The creation format (``ugc_ads``, ``template``, ...), when known."""
         self.created: CreatedProject | None = None
         """What the creation request answered (None for a job rebuilt from ids)."""
+        self.read_detail = True
+        """Read each finished video's detail (one GET each). When False, the record the
+        video list shows is enough: the result then has the detail-only fields
+        (type, script, avatarId, voiceId, musicId, videoSettings, usedCredits,
+        webhook) as None; batches use this to save a request per video."""
         self._order: list[str] = []
         self._states: dict[str, tuple[str | None, int | None]] = {}
         self._details: dict[str, VideoDetail] = {}
@@ -190,7 +199,11 @@ class VideoJob:
             return self.result()
         async with self._watched():
             try:
-                await asyncio.wait_for(self._until_done(), timeout)
+                if _TIMEOUT is not None:  # Python 3.11+: no extra task per waiting job
+                    async with _TIMEOUT(timeout):
+                        await self._until_done()
+                else:
+                    await asyncio.wait_for(self._until_done(), timeout)
             except asyncio.TimeoutError:
                 raise JobTimeoutError(
                     video_id=self.video_id,
@@ -260,6 +273,9 @@ class VideoJob:
         if before != after:
             self._states[video.id] = after
             self._notify()
+        if not self.read_detail and after[0] in _TERMINAL and video.id not in self._details:
+            self._details[video.id] = _as_detail(video)
+            self._finish_if_done()
 
     def _apply_detail(self, detail: VideoDetail) -> None:
         """Take in a detail view; finish the job when every video is terminal."""
@@ -310,6 +326,15 @@ class _Watch:
         job._waiters -= 1
         if job._waiters == 0:
             job._client.jobs.poller.unwatch(job)
+
+
+def _as_detail(video: Video) -> VideoDetail:
+    """A detail record from a list-view one; the detail-only fields stay None."""
+    if isinstance(video, VideoDetail):
+        return video
+    values = {a.name: getattr(video, a.name) for a in attrs.fields(Video)}
+    frames = video.duration_in_frames
+    return VideoDetail(**values, duration_in_seconds=None if frames is None else frames / 25)
 
 
 def _upper(status: object) -> str | None:

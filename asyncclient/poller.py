@@ -2,11 +2,13 @@
 
 One task per client polls every job that some task is waiting on. A round
 costs either one ``GET /v1/video/{id}`` per job (when few are watched) or a few
-pages of ``GET /v1/video/list?status=processing`` (100 a page), whichever is
-fewer requests; a video that leaves the processing list has finished, and its
-detail is read once. Jobs that only know their project (multi-scene, template
-generation) are matched by ``projectId`` in those pages, or in the unfiltered
-list when already finished.
+pages of ``GET /v1/video/list`` (100 projects a page, newest first), whichever
+is fewer requests. One scan of the list finds running and finished videos
+alike, and jobs that only know their project (multi-scene, template
+generation) by ``projectId``; it reads as deep as the oldest watched job was
+last seen, plus two pages. A job not found there is read by its id. A finished
+video's detail is read once, unless the job's ``read_detail`` is off (batches):
+then the list's record is its result.
 
 The interval starts at ``min_interval``, grows by ``backoff`` each round in
 which no progress moved, up to ``max_interval``, and drops back when progress
@@ -23,7 +25,7 @@ import logging
 import math
 import random
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from asyncclient.errors import (
     APIError,
@@ -42,19 +44,20 @@ __all__ = ["Poller", "PollerStats"]
 logger = logging.getLogger("asyncclient")
 
 _PAGE = 100
-_TERMINAL = ("COMPLETED", "FAILED")
-_SCAN_PAGES = 5  # unfiltered pages read at most per round to find finished projects
+_EXTRA_PAGES = 2  # pages read beyond what the watched jobs fill, before reading one by one
 
 
 class PollerStats:
     """Counters of what the poller did (tests and benchmarks read them)."""
 
-    __slots__ = ("detail_requests", "list_requests", "rounds")
+    __slots__ = ("detail_requests", "job_rounds", "list_requests", "rounds")
 
     def __init__(self) -> None:
         self.rounds = 0
         self.list_requests = 0
         self.detail_requests = 0
+        self.job_rounds = 0
+        """Jobs read, summed over rounds: what one GET per job per round would cost."""
 
     @property
     def requests(self) -> int:
@@ -96,7 +99,7 @@ class Poller:
         self._jobs: dict[int, VideoJob] = {}
         self._task: asyncio.Task[None] | None = None
         self._interval = min_interval
-        self._processing_total = 0
+        self._depth: dict[int, int] = {}  # id(job) -> offset of the page it was last seen on
         self.stats = PollerStats()
 
     def __repr__(self) -> str:
@@ -117,6 +120,7 @@ class Poller:
     def unwatch(self, job: VideoJob) -> None:
         """Stop polling ``job`` (nobody waits on it any more)."""
         self._jobs.pop(id(job), None)
+        self._depth.pop(id(job), None)
 
     async def aclose(self) -> None:
         """Stop the background task (the client does this when it closes)."""
@@ -146,6 +150,7 @@ class Poller:
                 logger.warning("polling failed (%s); trying again later", exc)
             for key in [k for k, j in self._jobs.items() if j.done()]:
                 del self._jobs[key]
+                self._depth.pop(key, None)
             if not self._jobs:
                 break
             await self._sleep(self._next_interval(moved, self.stats.requests - before))
@@ -165,11 +170,12 @@ class Poller:
     async def _round(self, jobs: list[VideoJob]) -> bool:
         """Read every job once; True when some status or progress moved."""
         self.stats.rounds += 1
+        self.stats.job_rounds += sum(max(1, len(j.video_ids)) for j in jobs)
         before = [(j.status, j.progress, len(j.video_ids)) for j in jobs]
         with_ids = [j for j in jobs if j.video_ids]
         project_only = [j for j in jobs if not j.video_ids]
         per_job_cost = sum(len(j.video_ids) for j in with_ids)
-        list_cost = max(1, math.ceil(self._processing_total / _PAGE))
+        list_cost = math.ceil(len(jobs) / _PAGE)
         if project_only or per_job_cost > list_cost:
             await self._list_round(jobs)
         else:
@@ -178,25 +184,26 @@ class Poller:
         return before != after
 
     async def _list_round(self, jobs: list[VideoJob]) -> None:
-        processing = await self._pages({"status": "processing"}, limit_pages=None)
-        by_video = {v.id: v for v in processing}
-        by_project: dict[str, list[Video]] = {}
-        for video in processing:
-            if video.project_id:
-                by_project.setdefault(video.project_id, []).append(video)
-        vanished: list[tuple[VideoJob, str]] = []
-        for job in jobs:
-            for video in by_project.get(job.project_id or "", []):
-                job._apply_list_item(video)
-            for video_id in job.video_ids:
-                if video_id in by_video:
-                    job._apply_list_item(by_video[video_id])
-                elif job._states[video_id][0] not in _TERMINAL:
-                    vanished.append((job, video_id))  # finished, or not started yet
-        missing = [j for j in jobs if not j.video_ids]
-        if missing:
-            await self._find_projects(missing)
-        reads = vanished + [(j, v) for j in jobs for v in j._needs_detail()]
+        """Find every job in the video list, newest first; read the rest one by one."""
+        by_video = {v: job for job in jobs for v in job.video_ids}
+        by_project = {job.project_id: job for job in jobs if job.project_id}
+        found: set[int] = set()
+
+        def take(videos: list[Video], offset: int) -> bool:
+            for video in videos:
+                job = by_video.get(video.id) or by_project.get(video.project_id or "")
+                if job is not None:
+                    job._apply_list_item(video)
+                    found.add(id(job))
+                    self._depth[id(job)] = offset
+            return len(found) == len(jobs)
+
+        # New jobs are the newest projects; older ones lie where they were last seen.
+        deepest = max((self._depth.get(id(j), 0) for j in jobs), default=0)
+        most = max(deepest // _PAGE + 1, math.ceil(len(jobs) / _PAGE)) + _EXTRA_PAGES
+        await self._pages(most, take)
+        unseen = [(j, v) for j in jobs if id(j) not in found for v in j.video_ids]
+        reads = [(j, v) for j in jobs for v in j._needs_detail()] + unseen
         await self._read(dict.fromkeys(reads))
 
     async def _read(self, reads: dict[tuple[VideoJob, str], None]) -> None:
@@ -212,41 +219,12 @@ class Poller:
                 continue
             job._apply_detail(detail)
 
-    async def _find_projects(self, jobs: list[VideoJob]) -> None:
-        """Look for finished projects' videos in the unfiltered list, newest first."""
-        wanted = {j.project_id: j for j in jobs if j.project_id}
-        found = await self._pages(
-            {}, limit_pages=_SCAN_PAGES, stop=lambda seen: set(wanted) <= seen
-        )
-        for video in found:
-            job = wanted.get(video.project_id or "")
-            if job is not None:
-                job._apply_list_item(video)
-
-    async def _pages(
-        self,
-        params: dict[str, Any],
-        *,
-        limit_pages: int | None,
-        stop: Callable[[Any], bool] | None = None,
-    ) -> list[Video]:
-        videos: list[Video] = []
-        seen_projects: set[str | None] = set()
+    async def _pages(self, most: int, take: Callable[[list[Video], int], bool]) -> None:
+        """Read up to ``most`` pages of the unfiltered list until ``take`` says enough."""
         offset = 0
-        pages = 0
-        while True:
+        for _ in range(most):
             self.stats.list_requests += 1
-            page = await self._client.videos.list_page(limit=_PAGE, offset=offset, **params)
-            pages += 1
-            videos.extend(page.items)
-            seen_projects.update(v.project_id for v in page.items)
-            if params.get("status") == "processing":
-                self._processing_total = page.total
-            if not page.items or offset + page.limit >= page.total:
-                break
-            if limit_pages is not None and pages >= limit_pages:
-                break
-            if stop is not None and stop(seen_projects):
-                break
+            page = await self._client.videos.list_page(limit=_PAGE, offset=offset)
+            if take(page.items, offset) or not page.items or offset + page.limit >= page.total:
+                return
             offset += page.limit
-        return videos

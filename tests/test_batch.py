@@ -110,6 +110,8 @@ async def test_results_stream_as_they_finish_and_progress_is_reported(
         streamed.append(result.index)
     mover.cancel()
     assert sorted(streamed) == list(range(5))
+    # The poller found every outcome in list pages: not one GET per video.
+    assert not [r for r in emu.requests if r.path.startswith("/v1/video/vid")]
     last = seen[-1]
     assert (last.total, last.submitted, last.completed) == (5, 5, 5)
     assert last.eta == 0.0 and last.finished == 5

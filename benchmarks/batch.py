@@ -1,0 +1,89 @@
+"""A batch's makespan against its lower bound, with the 429 count (issue 5).
+
+``generate_many`` over N template rows against the emulator on a plan. Submissions can
+not finish sooner than the spacing allows ((N - 1) x spacing) nor faster than the plan
+refills past its burst ((N - burst) / rate); the whole batch not sooner than that plus
+one video's processing. Time is the emulator's (``--scale`` times faster than real).
+Run from the repository root:
+
+    python benchmarks/batch.py [--rows 100] [--plan free] [--scale 60]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from asyncclient import AsyncClient, BatchProgress, Plan
+from asyncclient.emulator import Emulator
+
+PROCESSING = 90.0  # service seconds a template video takes (no jitter)
+
+
+def rows(n: int) -> list[dict[str, str]]:
+    return [
+        {"title": f"Row {i}", "first_name": f"N{i}", "product": "Acme", "logo": ""}
+        for i in range(n)
+    ]
+
+
+async def run(n: int, plan: Plan, scale: float, spacing: float) -> dict[str, float]:
+    async with Emulator(time_scale=scale, seed=3, processing_seconds=PROCESSING, jitter=0.0) as emu:
+        key = emu.add_team(plan=plan.value, credits=10**6)
+        rate = plan.rate_limit.scaled(scale)
+        async with AsyncClient(key, base_url=emu.url, plan=rate) as client:
+            last_submit = [0.0]
+
+            def seen(p: BatchProgress) -> None:
+                if p.submitted == n and not last_submit[0]:
+                    last_submit[0] = time.perf_counter()
+
+            started = time.perf_counter()
+            batch = client.templates.generate_many(
+                "tpl_welcome", rows(n), spacing=spacing / scale, on_progress=seen
+            )
+            results = await batch
+            ended = time.perf_counter()
+        ok = sum(r.ok for r in results)
+        return {
+            "ok": ok,
+            "submit": (last_submit[0] - started) * scale,
+            "total": (ended - started) * scale,
+            "429": emu.counters.rate_limited,
+            "requests": client.stats.requests,
+        }
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--rows", type=int, default=100)
+    parser.add_argument("--plan", default="free", choices=[p.value for p in Plan])
+    parser.add_argument("--scale", type=float, default=60.0)
+    opts = parser.parse_args()
+    plan = Plan(opts.plan)
+    limit = plan.rate_limit
+    print(
+        f"{opts.rows} template videos, plan {plan.value} ({limit.per_minute:g}/min, "
+        f"burst {limit.burst}), {PROCESSING:g} s of processing each; service seconds"
+    )
+    print()
+    print("| spacing | submissions done | bound | total makespan | bound | 429s | ok |")
+    print("|--------:|-----------------:|------:|---------------:|------:|-----:|---:|")
+    for spacing in (1.0, 0.0):
+        r = await run(opts.rows, plan, opts.scale, spacing)
+        by_rate = max(0.0, (opts.rows - limit.burst) / limit.per_second)
+        bound = max((opts.rows - 1) * spacing, by_rate)
+        print(
+            f"| {spacing:>5.1f} s | {r['submit']:>14.0f} s | {bound:>4.0f} s "
+            f"| {r['total']:>12.0f} s | {bound + PROCESSING:>4.0f} s "
+            f"| {r['429']:>4.0f} | {r['ok']:>3.0f} |"
+        )
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

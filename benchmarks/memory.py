@@ -1,0 +1,80 @@
+"""Memory per pending job at 10,000 jobs (issue 5).
+
+Builds the jobs a web backend would hold (``client.jobs.from_video_id``), then has a task
+wait on each (``await job``), with the poller's rounds stubbed out so that nothing is
+sent; tracemalloc measures the Python heap. A bare asyncio task waiting on an Event is
+measured side by side as the floor any awaitable-per-job design pays. Run from the
+repository root:
+
+    python benchmarks/memory.py [--jobs 10000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import sys
+import tracemalloc
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from asyncclient import AsyncClient
+
+
+def heap() -> int:
+    gc.collect()
+    return tracemalloc.get_traced_memory()[0]
+
+
+async def bare_tasks(n: int) -> int:
+    event = asyncio.Event()
+    before = heap()
+    tasks = [asyncio.ensure_future(event.wait()) for _ in range(n)]
+    await asyncio.sleep(0)
+    used = heap() - before
+    event.set()
+    await asyncio.gather(*tasks)
+    return used
+
+
+async def jobs(n: int) -> tuple[int, int]:
+    async with AsyncClient("k", base_url="http://127.0.0.1:9") as client:
+        never = asyncio.Event()
+
+        async def idle_rounds() -> None:  # the poller's loop, minus the network
+            await never.wait()
+
+        client.jobs.poller._run = idle_rounds  # type: ignore[method-assign]
+        before = heap()
+        held = [client.jobs.from_video_id(f"vid_{i:012x}") for i in range(n)]
+        objects = heap() - before
+        waiting = [asyncio.ensure_future(job.wait()) for job in held]
+        await asyncio.sleep(0)
+        assert client.jobs.poller.watching == n
+        total = heap() - before
+        for task in waiting:
+            task.cancel()
+        await asyncio.gather(*waiting, return_exceptions=True)
+        return objects, total
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--jobs", type=int, default=10_000)
+    n = parser.parse_args().jobs
+    tracemalloc.start()
+    objects, total = await jobs(n)
+    floor = await bare_tasks(n)
+    print(f"{n} pending jobs")
+    print()
+    print("| what                                       | bytes per job |")
+    print("|--------------------------------------------|--------------:|")
+    print(f"| VideoJob objects (ids known, nobody waits) | {objects / n:>13.0f} |")
+    print(f"| VideoJob + a task awaiting it (watched)    | {total / n:>13.0f} |")
+    print(f"| floor: a bare task waiting on an Event     | {floor / n:>13.0f} |")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
