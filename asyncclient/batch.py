@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from attrs import frozen
 
+from asyncclient._budget import CreditBudget
 from asyncclient._convert import unstructure
 from asyncclient._journal import Journal, RowState
 from asyncclient.errors import AmbiguousCreationError, APIError, JobTimeoutError, ValidationError
@@ -149,21 +150,16 @@ class Batch:
         self._sem = asyncio.Semaphore(concurrency)
         self._journal_path = journal
         self._on_progress = on_progress
-        self.budget = budget
-        self._cost = cost_per_row
+        self._budget = CreditBudget(budget, cost_per_row)
         self._wait_timeout = wait_timeout
         self._items: list[Item] | None = None
         self._results: dict[int, RowResult] = {}
         self._queue: asyncio.Queue[RowResult] = asyncio.Queue()
         self._counts = {"submitted": 0, COMPLETED: 0, FAILED: 0, REJECTED: 0, SKIPPED: 0}
         self._started = 0.0
-        self._spent = 0
         self._task: asyncio.Task[list[RowResult]] | None = None
         self._journal: Journal | None = None
         self._last_start = -1e9
-        self._budget_hit = False
-        self._learning = False
-        self._cost_known = asyncio.Event()
         self._monotonic = time.monotonic  # spacing's clock and sleep: tests replace them
         self._sleep = asyncio.sleep
 
@@ -236,7 +232,7 @@ class Batch:
             job = await self._resume(item, state)
             if job is not None or state.event == "done":
                 return asyncio.ensure_future(self._await(item, job, state))
-        if not await self._admit():
+        if not await self._budget.admit():
             self._finish(item, SKIPPED, error="credit budget reached")
             return asyncio.ensure_future(asyncio.sleep(0))
         await self._sem.acquire()
@@ -256,7 +252,7 @@ class Batch:
         self._counts["submitted"] += 1
         self._record("accepted", item, project=job.project_id, video=job.video_id)
         self._report()
-        await self._learn_cost(job)
+        await self._budget.learn(self._client, job)
         await self._await(item, job, None)
 
     async def _submit(self, item: Item) -> VideoJob | None:
@@ -275,7 +271,7 @@ class Batch:
                         raise
                     logger.warning("row %d: not created after all; sending it again", item.index)
         except APIError as exc:
-            self._refund()
+            self._budget.refund()
             self._record("rejected", item, error=str(exc), api=True)
             self._finish(item, REJECTED, error=str(exc))
             return None
@@ -329,52 +325,6 @@ class Batch:
             self._finish(item, FAILED, error=exc.message, job=job, video=detail)
             return
         self._finish(item, COMPLETED, job=job, video=video)
-
-    # -- credits -------------------------------------------------------------------------
-
-    async def _admit(self) -> bool:
-        """Reserve one row's credits; False once the budget would be exceeded."""
-        if self.budget is None:
-            return True
-        while self._cost is None:
-            if not self._learning:
-                self._learning = True  # this row's video will tell what a row costs
-                return True
-            await self._cost_known.wait()
-        if self._budget_hit or self._spent + self._cost > self.budget:
-            self._budget_hit = True
-            return False
-        self._spent += self._cost
-        return True
-
-    def _refund(self) -> None:
-        """A rejected row spent nothing."""
-        if self.budget is None:
-            return
-        if self._cost is None:
-            self._learning = False  # let the next row learn the cost
-            self._cost_known.set()
-            self._cost_known = asyncio.Event()
-        else:
-            self._spent -= self._cost
-
-    async def _learn_cost(self, job: VideoJob) -> None:
-        if self.budget is None or self._cost is not None:
-            return
-        # The first row's video tells what a row costs (the spec shows no amounts).
-        for _ in range(20):
-            await job.refresh()
-            if job.video_id:
-                break
-            await asyncio.sleep(0.5)
-        cost = 0
-        if job.video_id:
-            cost = (await self._client.videos.get(job.video_id)).used_credits or 0
-        if not cost:
-            logger.warning("could not learn a row's cost: the credit budget is not enforced")
-        self._cost = cost
-        self._spent += cost
-        self._cost_known.set()
 
     # -- bookkeeping ---------------------------------------------------------------------
 

@@ -1,0 +1,83 @@
+"""A batch's credit budget: rows are admitted while their cost fits (issue: bulk generation).
+
+The spec shows no credit amounts, so a row's cost is either given or learnt from
+the first row's video (its ``usedCredits``); until then only that one row is let
+through. Credits are reserved when a row is admitted and given back when the
+service refuses it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from asyncclient.client import AsyncClient
+    from asyncclient.jobs import VideoJob
+
+__all__ = ["CreditBudget"]
+
+logger = logging.getLogger("asyncclient")
+
+
+class CreditBudget:
+    """Credits a batch may spend.
+
+    Args:
+        limit: The budget in credits; ``None`` admits every row.
+        cost_per_row: What one row costs, when known.
+    """
+
+    def __init__(self, limit: int | None, cost_per_row: int | None = None) -> None:
+        self.limit = limit
+        self.cost = cost_per_row
+        self.spent = 0
+        """Credits reserved by the rows admitted so far."""
+        self._reached = False
+        self._learning = False
+        self._cost_known = asyncio.Event()
+
+    async def admit(self) -> bool:
+        """Reserve one row's credits; False once the budget would be exceeded."""
+        if self.limit is None:
+            return True
+        while self.cost is None:
+            if not self._learning:
+                self._learning = True  # this row's video will tell what a row costs
+                return True
+            await self._cost_known.wait()
+        if self._reached or self.spent + self.cost > self.limit:
+            self._reached = True
+            return False
+        self.spent += self.cost
+        return True
+
+    def refund(self) -> None:
+        """A row the service refused spent nothing."""
+        if self.limit is None:
+            return
+        if self.cost is None:
+            self._learning = False  # let the next row learn the cost
+            self._cost_known.set()
+            self._cost_known = asyncio.Event()
+        else:
+            self.spent -= self.cost
+
+    async def learn(self, client: AsyncClient, job: VideoJob) -> None:
+        """Read the cost of the row that was let through to learn it."""
+        if self.limit is None or self.cost is not None:
+            return
+        for _ in range(20):  # template jobs find their video in the list first
+            await job.refresh()
+            if job.video_id:
+                break
+            await asyncio.sleep(0.5)
+        cost = 0
+        if job.video_id:
+            cost = (await client.videos.get(job.video_id)).used_credits or 0
+        if not cost:
+            logger.warning("could not learn a row's cost: the credit budget is not enforced")
+        self.cost = cost
+        self.spent += cost
+        self._cost_known.set()

@@ -1,0 +1,115 @@
+"""What a creation answered, and finding what an ambiguous creation made (spec part 4)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from asyncclient.errors import AmbiguousCreationError, APIResponseValidationError, ValidationError
+from asyncclient.models.requests import CreationRequest
+from asyncclient.models.videos import CreatedProject, Video
+
+if TYPE_CHECKING:
+    from asyncclient.resources.videos import Videos
+
+__all__ = ["created_from_envelope", "find_created"]
+
+# Creation format -> the video list's type filter (spec 4.10); talking avatar has none.
+_LIST_TYPE = {
+    "ugc_ads": "ugc_ads",
+    "script_to_video": "script_to_video",
+    "product_ads": "product_ads",
+    "scenes": "scenes",
+    "hook_demo": "hook_demo",
+    "ugc_video": "ugc_video",
+    "add_captions": "add_captions",
+    "template": "class",
+}
+
+
+def _str_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def created_from_envelope(envelope: dict[str, Any], request: CreationRequest) -> CreatedProject:
+    """Read a creation response, whatever its envelope variant (spec part 4).
+
+    Most formats answer ``data: {videoId, projectId, status}``; multi-scene
+    answers a top-level ``projectId`` and no data; hook plus demo adds a
+    top-level ``projectId``; template generation has no video id.
+
+    Raises:
+        APIResponseValidationError: Neither a video id nor a project id was found.
+    """
+    data = envelope.get("data")
+    data = data if isinstance(data, dict) else {}
+    project_id = _str_or_none(data.get("projectId")) or _str_or_none(envelope.get("projectId"))
+    video_id = _str_or_none(data.get("videoId"))
+    if project_id is None and video_id is None:
+        raise APIResponseValidationError(
+            "creation response names neither a video nor a project",
+            body=repr(envelope),
+            errors=["data.videoId: required field missing", "projectId: required field missing"],
+            method="POST",
+            path=request.PATH,
+        )
+    status = _str_or_none(data.get("status")) or _str_or_none(envelope.get("status"))
+    return CreatedProject(
+        project_id=project_id,
+        video_id=video_id,
+        status=status,
+        message=_str_or_none(envelope.get("message")),
+        format=request.FORMAT,
+    )
+
+
+async def find_created(
+    videos: Videos, error: AmbiguousCreationError, *, skew: float, max_pages: int
+) -> Video | None:
+    """The video of the project an ambiguous creation made, or None.
+
+    Scans the video list (newest first) for a video of the same format whose name
+    is the request's name (a template's title), created no earlier than ``skew``
+    seconds before the request was sent.
+
+    Raises:
+        AmbiguousCreationError: Several projects match; their ids are in the message.
+        ValidationError: The request had no name to look for.
+    """
+    name = error.name
+    if not name:
+        raise ValidationError(
+            [
+                "name: the request had no name, so its project cannot be told apart; "
+                "give creations a unique name to make them reconcilable"
+            ]
+        )
+    since = error.sent_at - timedelta(seconds=skew)
+    matches = await _scan(videos, name, _LIST_TYPE.get(error.format or ""), since, max_pages)
+    if len(matches) > 1:
+        ids = ", ".join(sorted({m.project_id or m.id for m in matches}))
+        raise AmbiguousCreationError(
+            f"several projects named {name!r} were created since {since:%H:%M:%S}: {ids}",
+            request=error.request,
+            sent_at=error.sent_at,
+            cause=error.cause,
+            method=error.method,
+            path=error.path,
+        )
+    return matches[0] if matches else None
+
+
+async def _scan(
+    videos: Videos, name: str, list_type: str | None, since: datetime, max_pages: int
+) -> list[Video]:
+    found: dict[str, Video] = {}
+    count = 0
+    async for page in videos.list(type=list_type, page_size=100).pages():
+        count += 1
+        for video in page.items:
+            if video.name == name and (video.created_at is None or video.created_at >= since):
+                found[video.project_id or video.id] = video
+        times = [v.created_at for v in page.items if v.created_at is not None]
+        if count >= max_pages or (times and max(times) < since):
+            break
+    return list(found.values())
