@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -32,7 +33,7 @@ def decode_or_raise(data: Any, cls: type[T], *, where: str, path: str = "data") 
         method, _, path = where.partition(" ")
         raise APIResponseValidationError(
             f"cannot decode the response: {exc}",
-            body=repr(data),
+            body=_as_json(data),
             errors=exc.errors,
             method=method,
             path=path,
@@ -45,7 +46,7 @@ def page_of(data: Any, key: str, cls: type[T], *, where: str, limit: int, offset
         method, _, path = where.partition(" ")
         raise APIResponseValidationError(
             f"cannot decode the response: data.{key}: expected a list",
-            body=repr(data),
+            body=_as_json(data),
             errors=[f"data.{key}: expected a list"],
             method=method,
             path=path,
@@ -58,6 +59,14 @@ def page_of(data: Any, key: str, cls: type[T], *, where: str, limit: int, offset
         limit=int(data.get("limit") or limit),
         offset=int(data.get("offset") or offset),
     )
+
+
+def _as_json(data: Any) -> str:
+    """The part of the response that did not fit, as JSON text (what the service sent)."""
+    try:
+        return json.dumps(data, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return repr(data)
 
 
 class Resource:
