@@ -14,6 +14,7 @@ Hooks are registered once, on ``attrs.has``, in :func:`make_converter`:
 from __future__ import annotations
 
 import enum
+import re
 import types
 from collections.abc import Callable
 from datetime import datetime, timezone
@@ -35,6 +36,9 @@ def to_camel(name: str) -> str:
     return head + "".join(part[:1].upper() + part[1:] for part in rest)
 
 
+_FRACTION = re.compile(r"\.(\d+)(?=[+-]\d\d:?\d\d$|$)")
+
+
 def _parse_datetime(value: Any, _: type) -> datetime:
     if isinstance(value, datetime):
         parsed = value
@@ -44,6 +48,8 @@ def _parse_datetime(value: Any, _: type) -> datetime:
         text = value.strip()
         if text.endswith(("Z", "z")):
             text = text[:-1] + "+00:00"
+        # Python 3.10 reads fractions of exactly 3 or 6 digits only: make it 6.
+        text = _FRACTION.sub(lambda m: "." + (m.group(1) + "000000")[:6], text)
         parsed = datetime.fromisoformat(text)
     else:
         raise TypeError(f"expected an ISO 8601 timestamp, got {type(value).__name__}")

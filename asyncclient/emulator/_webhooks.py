@@ -96,7 +96,11 @@ class Dispatcher:
 
     async def start(self) -> None:
         """Open the outgoing session and start the scheduler task."""
-        connector = aiohttp.TCPConnector(ssl=self._ssl if self._ssl is not None else True)
+        # One connection per delivery (no keep-alive): deliveries are rare, and a kept
+        # TLS connection outlives the session's close on Python 3.10.
+        connector = aiohttp.TCPConnector(
+            ssl=self._ssl if self._ssl is not None else True, force_close=True
+        )
         self._session = aiohttp.ClientSession(
             connector=connector, timeout=aiohttp.ClientTimeout(total=self._timeout)
         )
