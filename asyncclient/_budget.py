@@ -32,8 +32,8 @@ class CreditBudget:
     def __init__(self, limit: int | None, cost_per_row: int | None = None) -> None:
         self.limit = limit
         self.cost = cost_per_row
-        self.spent = 0
-        """Credits reserved by the rows admitted so far."""
+        self.rows = 0
+        """Rows admitted so far (resumed ones included)."""
         self._reached = False
         self._learning = False
         self._cost_known = asyncio.Event()
@@ -45,24 +45,33 @@ class CreditBudget:
         while self.cost is None:
             if not self._learning:
                 self._learning = True  # this row's video will tell what a row costs
+                self.rows += 1
                 return True
             await self._cost_known.wait()
-        if self._reached or self.spent + self.cost > self.limit:
+        if self._reached or (self.rows + 1) * self.cost > self.limit:
             self._reached = True
             return False
-        self.spent += self.cost
+        self.rows += 1
         return True
+
+    def count(self) -> None:
+        """A row submitted by an earlier run of the batch (from its journal) counts too."""
+        self.rows += 1
+
+    @property
+    def spent(self) -> int:
+        """Credits the admitted rows cost (0 while the cost is unknown)."""
+        return self.rows * (self.cost or 0)
 
     def refund(self) -> None:
         """A row the service refused spent nothing."""
         if self.limit is None:
             return
+        self.rows -= 1
         if self.cost is None:
             self._learning = False  # let the next row learn the cost
             self._cost_known.set()
             self._cost_known = asyncio.Event()
-        else:
-            self.spent -= self.cost
 
     async def learn(self, client: AsyncClient, job: VideoJob) -> None:
         """Read the cost of the row that was let through to learn it."""
@@ -79,5 +88,4 @@ class CreditBudget:
         if not cost:
             logger.warning("could not learn a row's cost: the credit budget is not enforced")
         self.cost = cost
-        self.spent += cost
         self._cost_known.set()

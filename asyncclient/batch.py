@@ -231,6 +231,9 @@ class Batch:
             self._check_fingerprint(item, state)
             job = await self._resume(item, state)
             if job is not None or state.event == "done":
+                self._budget.count()
+                if job is not None:
+                    await self._budget.learn(self._client, job)  # a row sent before tells
                 return asyncio.ensure_future(self._await(item, job, state))
         if not await self._budget.admit():
             self._finish(item, SKIPPED, error="credit budget reached")

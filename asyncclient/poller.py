@@ -123,7 +123,13 @@ class Poller:
         self._depth.pop(id(job), None)
 
     async def aclose(self) -> None:
-        """Stop the background task (the client does this when it closes)."""
+        """Stop the background task (the client does this when it closes).
+
+        Jobs still awaited then raise ``RuntimeError``: nothing would read them.
+        """
+        for job in list(self._jobs.values()):
+            job._fail(RuntimeError("the client was closed while this job was awaited"))
+        self._jobs.clear()
         task, self._task = self._task, None
         if task is not None and not task.done():
             task.cancel()
@@ -148,6 +154,10 @@ class Poller:
                     job._fail(exc)
             except APIError as exc:
                 logger.warning("polling failed (%s); trying again later", exc)
+            except Exception as exc:  # a bug must not leave the waiters hanging
+                logger.exception("polling stopped")
+                for job in jobs:
+                    job._fail(exc)
             for key in [k for k, j in self._jobs.items() if j.done()]:
                 del self._jobs[key]
                 self._depth.pop(key, None)

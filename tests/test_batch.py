@@ -209,3 +209,18 @@ async def test_a_journal_of_other_rows_is_refused(
         await client.templates.generate_many(
             "tpl_promo", [{"title": "x", "discount": "5%"}], journal=journal
         )
+
+
+async def test_a_resumed_batch_counts_what_it_spent_before(
+    emu: Emulator, client: AsyncClient, tmp_path: Path
+) -> None:
+    journal = tmp_path / "budget.jsonl"
+    first = client.templates.generate_many(
+        "tpl_welcome", rows(4), spacing=0, budget=10, journal=journal
+    )
+    assert [r.status for r in await finish(emu, first)] == ["completed"] * 2 + ["skipped"] * 2
+    again = client.templates.generate_many(
+        "tpl_welcome", rows(4), spacing=0, budget=10, journal=journal
+    )
+    assert [r.status for r in await finish(emu, again)] == ["completed"] * 2 + ["skipped"] * 2
+    assert creations(emu) == 2  # the first run's rows count against the same budget

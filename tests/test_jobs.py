@@ -216,3 +216,12 @@ def _thanks_scene(name: str) -> Any:
         script="Thank you {{first_name}}",
         variables=[TemplateVariable(key="first_name", value=name)],
     )
+
+
+async def test_closing_the_client_ends_the_waits(emu: Emulator, client: AsyncClient) -> None:
+    job = await talking(client, emu)
+    waiting = asyncio.ensure_future(job.wait())
+    await asyncio.sleep(0.05)
+    await client.aclose()
+    with pytest.raises(RuntimeError, match="client was closed"):
+        await asyncio.wait_for(waiting, 5)
