@@ -169,18 +169,27 @@ class Batch:
         return self._ensure_task().__await__()
 
     async def __aiter__(self) -> AsyncIterator[RowResult]:
+        """Yield results as rows finish; leaving the loop early cancels the batch
+        (its journal lets a later run resume it)."""
         task = self._ensure_task()
-        while True:
-            getter = asyncio.ensure_future(self._queue.get())
-            await asyncio.wait({getter, task}, return_when=asyncio.FIRST_COMPLETED)
-            if getter.done():
-                yield getter.result()
-                continue
-            getter.cancel()
-            while not self._queue.empty():
-                yield self._queue.get_nowait()
-            await task  # raises what the batch raised
-            return
+        getter: asyncio.Future[RowResult] | None = None
+        try:
+            while True:
+                getter = asyncio.ensure_future(self._queue.get())
+                await asyncio.wait({getter, task}, return_when=asyncio.FIRST_COMPLETED)
+                if getter.done():
+                    yield getter.result()
+                    continue
+                getter.cancel()
+                while not self._queue.empty():
+                    yield self._queue.get_nowait()
+                await task  # raises what the batch raised
+                return
+        finally:
+            if getter is not None and not getter.done():
+                getter.cancel()
+            if not task.done():
+                task.cancel()
 
     def _ensure_task(self) -> asyncio.Task[list[RowResult]]:
         if self._task is None:

@@ -224,3 +224,15 @@ async def test_a_resumed_batch_counts_what_it_spent_before(
     )
     assert [r.status for r in await finish(emu, again)] == ["completed"] * 2 + ["skipped"] * 2
     assert creations(emu) == 2  # the first run's rows count against the same budget
+
+
+async def test_leaving_the_loop_early_cancels_the_batch(emu: Emulator, client: AsyncClient) -> None:
+    batch = client.templates.generate_many("tpl_welcome", rows(6), spacing=0.2)
+    mover = asyncio.ensure_future(_move(emu))
+    async for _ in batch:
+        break
+    mover.cancel()
+    sent = creations(emu)
+    await asyncio.sleep(0.5)  # a batch still running would send more by now
+    assert creations(emu) == sent < 6
+    assert batch._task is not None and batch._task.cancelled()
