@@ -163,26 +163,9 @@ class AiohttpTransport:
             ) as resp:
                 body = await resp.read()
                 return Response(resp.status, resp.headers, body)
-        except asyncio.TimeoutError as exc:
-            raise APITimeoutError(
-                "request timed out",
-                method=request.method,
-                path=request.path,
-                request_sent=self._sent(state),
-            ) from exc
-        except aiohttp.ClientConnectorError as exc:
-            raise APIConnectionError(
-                f"cannot connect: {exc.os_error or exc}",
-                method=request.method,
-                path=request.path,
-                request_sent=False,
-            ) from exc
-        except aiohttp.ClientError as exc:
-            raise APIConnectionError(
-                f"connection error: {type(exc).__name__}: {exc}",
-                method=request.method,
-                path=request.path,
-                request_sent=self._sent(state),
+        except (asyncio.TimeoutError, aiohttp.ClientError) as exc:
+            raise _connection_error(
+                exc, method=request.method, path=request.path, sent=self._sent(state)
             ) from exc
 
     @contextlib.asynccontextmanager
@@ -227,7 +210,7 @@ class AiohttpTransport:
                 finally:
                     await chunks.aclose()
         except (asyncio.TimeoutError, aiohttp.ClientError) as exc:
-            raise _connection_error(exc, where) from exc
+            raise _connection_error(exc, method="GET", path=where) from exc
 
     def _sent(self, state: _SendState) -> bool:
         # Without our trace hooks (a caller's session) we cannot know: assume sent.
@@ -241,16 +224,25 @@ class AiohttpTransport:
             await session.close()
 
 
-def _connection_error(exc: BaseException, where: str) -> APIConnectionError:
-    """Map an aiohttp error (or timeout) of a download to ours."""
+def _connection_error(
+    exc: BaseException, *, method: str, path: str, sent: bool = True
+) -> APIConnectionError:
+    """Map an aiohttp error (or a timeout) to ours.
+
+    ``sent`` says whether bytes of the request had left; a refused connection
+    never sent any.
+    """
     if isinstance(exc, asyncio.TimeoutError):
-        return APITimeoutError("download timed out", method="GET", path=where)
+        return APITimeoutError("request timed out", method=method, path=path, request_sent=sent)
     if isinstance(exc, aiohttp.ClientConnectorError):
         return APIConnectionError(
-            f"cannot connect: {exc.os_error or exc}", method="GET", path=where, request_sent=False
+            f"cannot connect: {exc.os_error or exc}", method=method, path=path, request_sent=False
         )
     return APIConnectionError(
-        f"connection error: {type(exc).__name__}: {exc}", method="GET", path=where
+        f"connection error: {type(exc).__name__}: {exc}",
+        method=method,
+        path=path,
+        request_sent=sent,
     )
 
 
@@ -262,4 +254,4 @@ async def _chunks(
         async for chunk in resp.content.iter_chunked(chunk_size):
             yield chunk
     except (asyncio.TimeoutError, aiohttp.ClientError) as exc:
-        raise _connection_error(exc, where) from exc
+        raise _connection_error(exc, method="GET", path=where) from exc
