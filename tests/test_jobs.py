@@ -116,9 +116,12 @@ async def test_updates_yield_each_change_once(emu: Emulator, client: AsyncClient
             seen.append((update.status, update.progress))
 
     task = asyncio.create_task(follow())
-    for _ in range(6):
-        await asyncio.sleep(0.05)
+    for step in range(1, 5):
         emu.advance(20)
+        for _ in range(500):  # until the poller has seen this step's progress
+            if len(seen) > step:
+                break
+            await asyncio.sleep(0.01)
     emu.advance(1000)
     await asyncio.wait_for(task, 5)
     assert seen[-1] == ("COMPLETED", 100)
@@ -154,9 +157,9 @@ async def test_many_jobs_are_polled_through_list_pages(emu: Emulator, client: As
     jobs = [await talking(client, emu, name=f"v{i}") for i in range(250)]
     poller = client.jobs.poller
     waiting = asyncio.gather(*(job.wait() for job in jobs))
-    for _ in range(4):  # a few rounds while all 250 are processing
-        await asyncio.sleep(0.06)
-        emu.advance(10)
+    while poller.stats.rounds < 4:
+        await asyncio.sleep(0.02)
+        emu.advance(5)
     rounds_before_done = poller.stats.rounds
     emu.advance(1000)
     videos = await asyncio.wait_for(waiting, 10)
