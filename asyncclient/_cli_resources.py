@@ -133,7 +133,9 @@ async def run(args: argparse.Namespace) -> int:
     try:
         client = AsyncClient(api_key=args.api_key, base_url=args.base_url)
     except ValueError as exc:
-        _error(str(exc))
+        # The library's words name its arguments; on the command line they are options.
+        text = str(exc).replace("pass api_key=...", "pass --api-key KEY")
+        _error(text.replace("pass base_url=...", "pass --base-url URL"))
         return EXIT_CONFIG
     handler: Handler = args.func
     try:

@@ -171,9 +171,8 @@ class Poller:
         else:
             self._interval = min(self.max_interval, self._interval * self.backoff)
         floor = 0.0
-        rate = getattr(self._client.limiter, "rate", None)
-        if rate is not None and spent:
-            floor = spent / (rate.per_second * self.share)
+        if spent:
+            floor = spent / (self._client.limiter.rate.per_second * self.share)
         spread = 1.0 + random.uniform(-self.jitter, self.jitter)
         return max(floor, self._interval * spread)
 

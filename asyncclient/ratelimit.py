@@ -144,6 +144,11 @@ def tokens_from_headers(remaining: int, reset_after: float | None, rate: RateLim
 class Limiter(Protocol):
     """What the client needs of a limiter (the token bucket, or the Redis one)."""
 
+    @property
+    def rate(self) -> RateLimit:
+        """The limit it keeps (the poller sizes its share by it)."""
+        ...
+
     async def acquire(self) -> float:
         """Wait for a token; returns the seconds waited."""
         ...

@@ -135,6 +135,7 @@ async def test_batch_reports_bad_rows_and_exits_nonzero(tmp_path: Path) -> None:
         try:
             code, out, err = await run_cli(
                 "batch", str(rows), "--template", "tpl_welcome", "--spacing", "0",
+                "--download", str(tmp_path / "videos"),
                 "--base-url", emu.url, "--api-key", key,
             )  # fmt: skip
         finally:
@@ -142,6 +143,7 @@ async def test_batch_reports_bad_rows_and_exits_nonzero(tmp_path: Path) -> None:
     assert code == 1
     assert "row 1: rejected: scenes[0].script: missing value for variable 'first_name'" in err
     assert "1 completed, 0 failed, 1 rejected" in out
+    assert len(list((tmp_path / "videos").glob("*.mp4"))) == 1
 
 
 @pytest.mark.parametrize("args", [["--version"], []])

@@ -133,6 +133,7 @@ async def test_missing_key_exits_2_with_the_message(
     assert await run(parse("videos", "list", "--base-url", emu.url)) == 2
     err = capsys.readouterr().err
     assert "no API key" in err and ENV_API_KEY in err
+    assert "--api-key KEY" in err and "api_key=" not in err  # the command line's words
     assert emu.requests == []
 
 
