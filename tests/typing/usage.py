@@ -6,18 +6,22 @@ It is never run; a type error here means the public surface changed shape.
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 
 import asyncclient
 from asyncclient import (
     AspectRatio,
     AsyncClient,
     AvatarScene,
+    Batch,
+    BatchProgress,
     Caption,
     CaptionPreset,
     CreatedProject,
     Page,
     PlatformData,
     ProductAdSettings,
+    RowResult,
     TemplateScene,
     TemplateVariable,
     Video,
@@ -26,6 +30,7 @@ from asyncclient import (
     VideoScene,
     VideoStatus,
 )
+from asyncclient.webhooks import WebhookEvent, WebhookReceiver, parse_event
 
 
 async def main() -> None:
@@ -86,6 +91,27 @@ async def main() -> None:
             print(sv.viral_score)
         data = await client.request("GET", "/v1/avatar/list", params={"type": "library"})
         print(data)
+
+        def show(progress: BatchProgress) -> None:
+            print(progress.completed, progress.eta)
+
+        batch: Batch = client.templates.generate_many(
+            "tpl_1",
+            [{"title": "For Ann", "first_name": "Ann"}],
+            journal="j.jsonl",
+            on_progress=show,
+        )
+        results: list[RowResult] = await batch
+        print([r.status for r in results if r.ok])
+        saved: Path = await client.videos.download("vid_1", "out/")
+        print(saved)
+
+        async def on_event(event: WebhookEvent) -> None:
+            finished: VideoDetail = await event.job(client)
+            print(event.status, finished.url)
+
+        receiver = WebhookReceiver(on_event)
+        print(receiver.app("/hooks"), parse_event(b"{}").key)
 
     try:
         AsyncClient()
