@@ -17,6 +17,7 @@ every detail once done. If any fails, the job fails.
 from __future__ import annotations
 
 import asyncio
+import html
 from collections.abc import AsyncIterator, Generator
 from typing import TYPE_CHECKING, Any
 
@@ -124,6 +125,21 @@ class VideoJob:
             f"<VideoJob video={self.video_id} project={self.project_id} "
             f"status={self.status} progress={self.progress}>"
         )
+
+    def _repr_html_(self) -> str:
+        """A notebook's view: status, a progress bar, and the video once completed."""
+        status = html.escape(str(self.status or "unknown"))
+        who = html.escape(self.video_id or f"project {self.project_id}")
+        parts = [f"<b>VideoJob</b> {who}: {status}"]
+        if not self.done():
+            parts.append(f' <progress max="100" value="{self.progress or 0}"></progress>')
+            parts.append(f" {self.progress or 0}%")
+        elif self._result is not None and self._result.url:
+            url = html.escape(self._result.url, quote=True)
+            parts.append(f'<br><video src="{url}" controls width="320"></video>')
+        elif self._error is not None:
+            parts.append(f"<br>{html.escape(str(self._error))}")
+        return "".join(parts)
 
     # -- what a user reads --------------------------------------------------------------
 

@@ -228,3 +228,16 @@ async def test_closing_the_client_ends_the_waits(emu: Emulator, client: AsyncCli
     await client.aclose()
     with pytest.raises(RuntimeError, match="client was closed"):
         await asyncio.wait_for(waiting, 5)
+
+
+async def test_a_notebook_shows_progress_then_the_video(emu: Emulator, client: AsyncClient) -> None:
+    job = await talking(client, emu)
+    emu.advance(30)
+    await job.refresh()
+    shown = job._repr_html_()
+    assert f"{job.video_id}: STARTED" in shown and "<progress" in shown
+    emu.advance(1000)
+    video = await asyncio.wait_for(job, 5)
+    shown = job._repr_html_()
+    assert "<video" in shown and "<progress" not in shown
+    assert (video.url or "").split("?")[0] in shown
