@@ -23,6 +23,7 @@ from asyncclient.errors import (
 )
 
 __all__ = [
+    "Envelope",
     "RateLimitInfo",
     "Request",
     "Response",
@@ -58,6 +59,20 @@ class Response:
     status: int
     headers: Mapping[str, str] = field(repr=False)
     body: bytes = field(repr=False)
+
+
+class Envelope(dict[str, Any]):
+    """A decoded response envelope that remembers where it came from.
+
+    A ``dict`` (``success``, ``message``, ``data``, ...) plus the request's method
+    and path and the response's status and raw body, so that a part of it that
+    cannot be decoded is reported with all of them.
+    """
+
+    method: str = ""
+    path: str = ""
+    status: int = 0
+    raw: bytes = b""
 
 
 @frozen
@@ -200,7 +215,7 @@ def _raise_status(request: Request, response: Response, payload: Any, text: str)
     raise cls(message, **common)
 
 
-def decode_envelope(request: Request, response: Response) -> dict[str, Any]:
+def decode_envelope(request: Request, response: Response) -> Envelope:
     """Check a response and return its decoded JSON envelope.
 
     Args:
@@ -244,4 +259,7 @@ def decode_envelope(request: Request, response: Response) -> dict[str, Any]:
         )
     if payload.get("success") is False:
         _raise_status(request, response, payload, text)
-    return payload
+    envelope = Envelope(payload)
+    envelope.method, envelope.path = request.method, request.path
+    envelope.status, envelope.raw = response.status, response.body
+    return envelope

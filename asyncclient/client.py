@@ -17,7 +17,13 @@ from urllib.parse import urlsplit
 import aiohttp
 import attrs
 
-from asyncclient._protocol import Request, build_request, decode_envelope, parse_rate_limit
+from asyncclient._protocol import (
+    Envelope,
+    Request,
+    build_request,
+    decode_envelope,
+    parse_rate_limit,
+)
 from asyncclient._transport import AiohttpTransport, Timeouts
 from asyncclient._version import __version__
 from asyncclient.batch import Batch, BatchProgress, Item, batch_id_of, items_from_requests
@@ -299,7 +305,7 @@ class AsyncClient:
         params: dict[str, Any] | None = None,
         json: Any = None,
         creation: Any = None,
-    ) -> dict[str, Any]:
+    ) -> Envelope:
         """Send a request and return the decoded envelope (resources use this).
 
         ``creation`` is the creation request a POST carries: its failures that
@@ -308,7 +314,7 @@ class AsyncClient:
         request = build_request(method, path, params=params, json_body=json)
         return await self._send(request, creation=creation)
 
-    async def _send(self, request: Request, *, creation: Any = None) -> dict[str, Any]:
+    async def _send(self, request: Request, *, creation: Any = None) -> Envelope:
         """Send with the limiter, the retry policy and the ambiguity rule."""
         started = time.monotonic()
         sent_at = datetime.now(timezone.utc)
@@ -349,7 +355,7 @@ class AsyncClient:
                 )
                 await self._sleep(delay)
 
-    async def _attempt(self, request: Request, attempt: int) -> dict[str, Any]:
+    async def _attempt(self, request: Request, attempt: int) -> Envelope:
         started = time.perf_counter()
         status: int | str = "error"
         try:

@@ -637,11 +637,14 @@ async def test_unknown_keys_and_enum_values_pass_through_the_client(
     assert video.created_at == utc(2024, 5, 1, 12, 0, 0)
 
 
-async def test_undecodable_data_is_kept_as_json_text(
+async def test_undecodable_data_carries_the_raw_body_and_status(
     client: AsyncClient, mock: aioresponses
 ) -> None:
     reply(mock, "GET", "/v1/video/vid_1", payload={"success": True, "data": {"status": "STARTED"}})
     with pytest.raises(APIResponseValidationError) as info:
         await client.videos.get("vid_1")
-    assert json.loads(info.value.body) == {"status": "STARTED"}  # type: ignore[arg-type]
-    assert info.value.errors == ["data.id: required field missing"]
+    err = info.value
+    assert isinstance(err.body, bytes)
+    assert json.loads(err.body) == {"success": True, "data": {"status": "STARTED"}}
+    assert (err.status_code, err.method, err.path) == (200, "GET", "/v1/video/vid_1")
+    assert err.errors == ["data.id: required field missing"]

@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from asyncclient._convert import DecodeError, decode
+from asyncclient._protocol import Envelope
 from asyncclient.errors import APIResponseValidationError
 from asyncclient.models.pages import Page
 
@@ -18,40 +19,41 @@ __all__ = ["AsyncPager", "Resource", "decode_or_raise", "page_of"]
 T = TypeVar("T")
 
 
-def decode_or_raise(data: Any, cls: type[T], *, where: str, path: str = "data") -> T:
-    """Decode ``data`` into ``cls``; a mismatch raises APIResponseValidationError.
+def _undecodable(envelope: Envelope, errors: list[str]) -> APIResponseValidationError:
+    return APIResponseValidationError(
+        f"cannot decode the response: {'; '.join(errors)}",
+        body=envelope.raw or _as_json(dict(envelope)),
+        status_code=envelope.status or None,
+        errors=errors,
+        method=envelope.method or None,
+        path=envelope.path or None,
+    )
+
+
+def decode_or_raise(data: Any, cls: type[T], envelope: Envelope, *, path: str = "data") -> T:
+    """Decode ``data`` (a part of ``envelope``) into ``cls``.
 
     Args:
         data: Decoded JSON.
         cls: Target type.
-        where: ``METHOD /path`` for the error message.
+        envelope: The response it came from (for the error's body, status, method, path).
         path: Where ``data`` sits in the response body (``data.account``).
+
+    Raises:
+        APIResponseValidationError: With the raw body and one line per problem.
     """
     try:
         return decode(data, cls, path=path)
     except DecodeError as exc:
-        method, _, path = where.partition(" ")
-        raise APIResponseValidationError(
-            f"cannot decode the response: {exc}",
-            body=_as_json(data),
-            errors=exc.errors,
-            method=method,
-            path=path,
-        ) from exc
+        raise _undecodable(envelope, exc.errors) from exc
 
 
-def page_of(data: Any, key: str, cls: type[T], *, where: str, limit: int, offset: int) -> Page[T]:
-    """Build a :class:`Page` from ``{<key>: [...], total, limit, offset}``."""
+def page_of(envelope: Envelope, key: str, cls: type[T], *, limit: int, offset: int) -> Page[T]:
+    """Build a :class:`Page` from ``data: {<key>: [...], total, limit, offset}``."""
+    data = envelope.get("data")
     if not isinstance(data, dict) or not isinstance(data.get(key), list):
-        method, _, path = where.partition(" ")
-        raise APIResponseValidationError(
-            f"cannot decode the response: data.{key}: expected a list",
-            body=_as_json(data),
-            errors=[f"data.{key}: expected a list"],
-            method=method,
-            path=path,
-        )
-    items = decode_or_raise(data[key], list[cls], where=where, path=f"data.{key}")  # type: ignore[valid-type]
+        raise _undecodable(envelope, [f"data.{key}: expected a list"])
+    items = decode_or_raise(data[key], list[cls], envelope, path=f"data.{key}")  # type: ignore[valid-type]
     total = data.get("total")
     return Page(
         items=items,

@@ -18,6 +18,4 @@ class Integrations(Resource):
         envelope = await self._client._call("GET", _LIST)
         data = envelope.get("data")
         raw = data.get("integrations") if isinstance(data, dict) else None
-        return decode_or_raise(
-            raw, list[Integration], where=f"GET {_LIST}", path="data.integrations"
-        )
+        return decode_or_raise(raw, list[Integration], envelope, path="data.integrations")

@@ -74,9 +74,7 @@ class Schedule(Resource):
         if platform is not None:
             validate(request, platform=platform)
         envelope = await self._client._call("POST", request.PATH, json=unstructure(request))
-        return decode_or_raise(
-            envelope.get("data"), ScheduledPostCreated, where=f"POST {request.PATH}"
-        )
+        return decode_or_raise(envelope.get("data"), ScheduledPostCreated, envelope)
 
     async def list_page(
         self,
@@ -95,14 +93,7 @@ class Schedule(Resource):
         )
         params = {"status": status, "platform": platform, "limit": limit, "offset": offset}
         envelope = await self._client._call("GET", _LIST, params=params)
-        return page_of(
-            envelope.get("data"),
-            "scheduledPosts",
-            ScheduledPost,
-            where=f"GET {_LIST}",
-            limit=limit,
-            offset=offset,
-        )
+        return page_of(envelope, "scheduledPosts", ScheduledPost, limit=limit, offset=offset)
 
     def list(
         self,

@@ -51,9 +51,7 @@ class Social(Resource):
         envelope = await self._client._call("POST", request.PATH, json=unstructure(request))
         data = envelope.get("data")
         raw = data.get("account") if isinstance(data, dict) else None
-        return decode_or_raise(
-            raw, AnalyzedAccount, where=f"POST {request.PATH}", path="data.account"
-        )
+        return decode_or_raise(raw, AnalyzedAccount, envelope, path="data.account")
 
     async def create_search(
         self, search_term: str, platform: SocialPlatform | str, *, limit: int | None = None
@@ -73,7 +71,7 @@ class Social(Resource):
         )
         validate(request)
         envelope = await self._client._call("POST", request.PATH, json=unstructure(request))
-        return decode_or_raise(envelope.get("data"), SearchCreated, where=f"POST {request.PATH}")
+        return decode_or_raise(envelope.get("data"), SearchCreated, envelope)
 
     async def get_search(
         self, search_id: str, *, limit: int | None = None, offset: int | None = None
@@ -89,7 +87,7 @@ class Social(Resource):
         )
         path = f"/v1/social/search/{search_id}"
         envelope = await self._client._call("GET", path, params={"limit": limit, "offset": offset})
-        return decode_or_raise(envelope.get("data"), Search, where=f"GET {path}")
+        return decode_or_raise(envelope.get("data"), Search, envelope)
 
     def search_videos(self, search_id: str, *, page_size: int = 50) -> AsyncPager[SocialVideo]:
         """Every video of a search, page after page."""
@@ -131,12 +129,10 @@ class Social(Resource):
         params = {"platform": platform, "limit": limit, "offset": offset}
         envelope = await self._client._call("GET", path, params=params)
         data = envelope.get("data")
-        page = page_of(data, "videos", SocialVideo, where=f"GET {path}", limit=limit, offset=offset)
+        page = page_of(envelope, "videos", SocialVideo, limit=limit, offset=offset)
         raw_niche = data.get("niche") if isinstance(data, dict) else None
         niche = (
-            decode_or_raise(raw_niche, Niche, where=f"GET {path}", path="data.niche")
-            if raw_niche
-            else None
+            decode_or_raise(raw_niche, Niche, envelope, path="data.niche") if raw_niche else None
         )
         return NicheVideosPage(
             items=page.items, total=page.total, limit=page.limit, offset=page.offset, niche=niche

@@ -36,7 +36,7 @@ class Templates(Resource):
         raise_if(check_id("templateId", template_id))
         path = f"/v1/template/{template_id}"
         envelope = await self._client._call("GET", path)
-        return decode_or_raise(envelope.get("data"), TemplateDetail, where=f"GET {path}")
+        return decode_or_raise(envelope.get("data"), TemplateDetail, envelope)
 
     async def list_page(
         self, *, type: ProjectType | str | None = None, limit: int = 50, offset: int = 0
@@ -55,14 +55,7 @@ class Templates(Resource):
         )
         params = {"type": type, "limit": limit, "offset": offset}
         envelope = await self._client._call("GET", _LIST, params=params)
-        return page_of(
-            envelope.get("data"),
-            "templates",
-            Template,
-            where=f"GET {_LIST}",
-            limit=limit,
-            offset=offset,
-        )
+        return page_of(envelope, "templates", Template, limit=limit, offset=offset)
 
     def list(
         self, *, type: ProjectType | str | None = None, page_size: int = 50

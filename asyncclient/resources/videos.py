@@ -37,7 +37,7 @@ class Videos(Resource):
         raise_if(check_id("videoId", video_id))
         path = f"/v1/video/{video_id}"
         envelope = await self._client._call("GET", path)
-        return decode_or_raise(envelope.get("data"), VideoDetail, where=f"GET {path}")
+        return decode_or_raise(envelope.get("data"), VideoDetail, envelope)
 
     async def download(
         self,
@@ -107,9 +107,7 @@ class Videos(Resource):
         )
         params = {"type": type, "status": status, "limit": limit, "offset": offset}
         envelope = await self._client._call("GET", _LIST, params=params)
-        return page_of(
-            envelope.get("data"), "videos", Video, where=f"GET {_LIST}", limit=limit, offset=offset
-        )
+        return page_of(envelope, "videos", Video, limit=limit, offset=offset)
 
     def list(
         self,
