@@ -236,3 +236,21 @@ async def test_leaving_the_loop_early_cancels_the_batch(emu: Emulator, client: A
     await asyncio.sleep(0.5)  # a batch still running would send more by now
     assert creations(emu) == sent < 6
     assert batch._task is not None and batch._task.cancelled()
+
+
+async def test_polling_leaves_submissions_their_share() -> None:
+    scale = 600.0  # Free: 100 requests a real second, burst 20
+    async with Emulator(time_scale=scale, seed=4, processing_seconds=600) as emu:
+        key = emu.add_team(plan="free", credits=100_000)
+        rate = Plan.FREE.rate_limit.scaled(scale)
+        async with AsyncClient(key, base_url=emu.url, plan=rate) as client:
+            client.jobs.poller.min_interval = 0.0  # it would poll flat out if it could
+            client.jobs.poller.max_interval = 0.0
+            batch = client.templates.generate_many("tpl_welcome", rows(60), spacing=0)
+            results = await batch
+    assert [r.status for r in results] == ["completed"] * 60
+    polls = sum(1 for r in emu.requests if r.path == "/v1/video/list")
+    api = sum(1 for r in emu.requests if r.path.startswith("/v1/"))
+    assert emu.counters.rate_limited == 0
+    assert polls <= 0.55 * api  # at most about half of the plan's requests went to polling
+    assert creations(emu) == 60
