@@ -294,7 +294,7 @@ class AsyncClient:
         """
         if not path.startswith("/"):
             raise ValueError(f"path must start with '/', got {path!r}")
-        envelope = await self._send(build_request(method, path, params=params, json_body=json))
+        envelope = await self._call(method, path, params=params, json=json)
         return envelope.get("data", envelope)
 
     async def _call(

@@ -27,6 +27,7 @@ from attrs import frozen
 from asyncclient.errors import JobTimeoutError, VideoFailedError
 from asyncclient.models.enums import VideoStatus
 from asyncclient.models.videos import CreatedProject, Video, VideoDetail
+from asyncclient.poller import Poller
 
 if TYPE_CHECKING:
     from asyncclient.client import AsyncClient
@@ -365,8 +366,6 @@ class Jobs:
     """``client.jobs``: rebuild jobs from stored ids; owns the shared poller."""
 
     def __init__(self, client: AsyncClient) -> None:
-        from asyncclient.poller import Poller
-
         self._client = client
         self.poller = Poller(client)
         """The single background poller of this client."""

@@ -23,6 +23,7 @@ from attrs import field, frozen
 from asyncclient.errors import (
     APIConnectionError,
     APIError,
+    APIResponseValidationError,
     APIStatusError,
     RateLimitError,
 )
@@ -54,8 +55,6 @@ def is_ambiguous(error: BaseException) -> bool:
     A reset or timeout after sending, a 502 or 504 (a gateway lost the answer),
     or a success status whose body we could not read.
     """
-    from asyncclient.errors import APIResponseValidationError
-
     if isinstance(error, APIConnectionError):
         return error.request_sent
     if isinstance(error, APIStatusError):
@@ -108,7 +107,3 @@ class RetryPolicy:
         if self.deadline is not None and elapsed + delay > self.deadline:
             return None
         return delay
-
-
-NO_RETRY = RetryPolicy(attempts=1)
-"""A policy that never retries."""
