@@ -22,7 +22,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Generator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from attrs import frozen
+from attrs import field, frozen
 
 from asyncclient._budget import CreditBudget
 from asyncclient._convert import unstructure
@@ -104,9 +104,11 @@ class Item:
     index: int
     request: CreationRequest | None
     problems: tuple[str, ...] = ()
+    fingerprint: str = field(init=False)
+    """A digest of the request: the journal tells by it whether a row changed."""
 
-    @property
-    def fingerprint(self) -> str:
+    @fingerprint.default
+    def _digest(self) -> str:  # once per row, not at every journal line
         body = json.dumps(unstructure(self.request), sort_keys=True) if self.request else ""
         return hashlib.sha256(body.encode()).hexdigest()[:16]
 
