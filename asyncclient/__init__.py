@@ -3,9 +3,17 @@
 Start with :class:`AsyncClient`; every model, enum and error is importable from here.
 """
 
+from asyncclient._clock import Clock, SystemClock
 from asyncclient._transport import Timeouts
 from asyncclient._version import __version__
-from asyncclient.batch import Batch, BatchProgress, RowResult
+from asyncclient.batch import (
+    Batch,
+    BatchOptions,
+    BatchProgress,
+    BatchSettings,
+    RowOutcome,
+    RowResult,
+)
 from asyncclient.client import AsyncClient
 from asyncclient.errors import (
     AmbiguousCreationError,
@@ -109,6 +117,7 @@ from asyncclient.models import (
     VideoStatus,
     VisualPreset,
 )
+from asyncclient.poller import PollPolicy
 from asyncclient.ratelimit import Limiter, Plan, RateLimit, TokenBucket
 from asyncclient.resources import AsyncPager, NicheVideosPage
 from asyncclient.retry import RetryPolicy
@@ -136,9 +145,12 @@ __all__ = [
     "BRollType",
     "BadRequestError",
     "Batch",
+    "BatchOptions",
     "BatchProgress",
+    "BatchSettings",
     "Caption",
     "CaptionPreset",
+    "Clock",
     "CreatedProject",
     "CreationRequest",
     "Creator",
@@ -166,6 +178,7 @@ __all__ = [
     "Platform",
     "PlatformData",
     "Point",
+    "PollPolicy",
     "PostPlatformData",
     "PostVideo",
     "PresetSettings",
@@ -175,6 +188,7 @@ __all__ = [
     "RateLimit",
     "RateLimitError",
     "RetryPolicy",
+    "RowOutcome",
     "RowResult",
     "Scene",
     "ScenesRequest",
@@ -193,6 +207,7 @@ __all__ = [
     "SocialVideo",
     "SocialVideoStats",
     "StartEndFrameScene",
+    "SystemClock",
     "TalkingAvatarRequest",
     "Template",
     "TemplateAvatar",

@@ -10,11 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from asyncclient.client import AsyncClient
-    from asyncclient.jobs import VideoJob
+from asyncclient._clock import SYSTEM_CLOCK, Clock
+from asyncclient.jobs import VideoJob
 
 __all__ = ["CreditBudget"]
 
@@ -27,10 +25,14 @@ class CreditBudget:
     Args:
         limit: The budget in credits; ``None`` admits every row.
         cost_per_row: What one row costs, when known.
+        clock: Paces the reads that learn the cost.
     """
 
-    def __init__(self, limit: int | None, cost_per_row: int | None = None) -> None:
+    def __init__(
+        self, limit: int | None, cost_per_row: int | None = None, *, clock: Clock = SYSTEM_CLOCK
+    ) -> None:
         self.limit = limit
+        self._clock = clock
         self.cost = cost_per_row
         self.rows = 0
         """Rows admitted so far (resumed ones included)."""
@@ -73,7 +75,7 @@ class CreditBudget:
             self._cost_known.set()
             self._cost_known = asyncio.Event()
 
-    async def learn(self, client: AsyncClient, job: VideoJob) -> None:
+    async def learn(self, job: VideoJob) -> None:
         """Read the cost of the row that was let through to learn it."""
         if self.limit is None or self.cost is not None:
             return
@@ -81,10 +83,10 @@ class CreditBudget:
             await job.refresh()
             if job.video_id:
                 break
-            await asyncio.sleep(0.5)
+            await self._clock.sleep(0.5)
         cost = 0
         if job.video_id:
-            cost = (await client.videos.get(job.video_id)).used_credits or 0
+            cost = (await job.read()).used_credits or 0
         if not cost:
             logger.warning("could not learn a row's cost: the credit budget is not enforced")
         self.cost = cost

@@ -17,6 +17,7 @@ import sys
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from typing import Any, cast
 
+from asyncclient._clock import Clock
 from asyncclient._convert import converter
 from asyncclient.client import ENV_API_KEY, ENV_BASE_URL, AsyncClient
 from asyncclient.errors import APIError, ValidationError, VideoFailedError
@@ -39,7 +40,6 @@ Handler = Callable[[argparse.Namespace, AsyncClient], Awaitable[int]]
 
 EXIT_OK, EXIT_ERROR, EXIT_CONFIG, EXIT_TIMEOUT = 0, 1, 2, 3
 
-_sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep
 """How the poller of ``videos wait`` sleeps between rounds (tests replace it)."""
 
 # -- parsers ------------------------------------------------------------------------
@@ -121,17 +121,18 @@ def _positive_float(text: str) -> float:
 # -- running ------------------------------------------------------------------------
 
 
-async def run(args: argparse.Namespace) -> int:
+async def run(args: argparse.Namespace, *, clock: Clock | None = None) -> int:
     """Build the client from ``args``, run ``args.func``, map errors to exit statuses.
 
     Args:
         args: Parsed by a parser that :func:`register` filled.
+        clock: The client's clock (tests pass one that fast-forwards).
 
     Returns:
         The exit status: 0, 1 (API error), 2 (configuration or input), 3 (timeout).
     """
     try:
-        client = AsyncClient(api_key=args.api_key, base_url=args.base_url)
+        client = AsyncClient(api_key=args.api_key, base_url=args.base_url, clock=clock)
     except ValueError as exc:
         # The library's words name its arguments; on the command line they are options.
         text = str(exc).replace("pass api_key=...", "pass --api-key KEY")
@@ -227,7 +228,6 @@ async def videos_wait(args: argparse.Namespace, client: AsyncClient) -> int:
     poller = client.jobs.poller
     poller.min_interval = args.interval
     poller.max_interval = max(args.interval, poller.max_interval)
-    poller._sleep = _sleep
     job = client.jobs.from_video_id(args.id)
 
     async def follow() -> None:

@@ -16,11 +16,15 @@ from __future__ import annotations
 
 import json
 import os
-from datetime import datetime, timezone
+from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
 
 from attrs import define, field
+
+from asyncclient._clock import SYSTEM_CLOCK
+from asyncclient._states import JOURNAL, JournalEvent
 
 __all__ = ["Journal", "RowState"]
 
@@ -33,8 +37,8 @@ class RowState:
 
     index: int
     fingerprint: str
-    event: str = "none"
-    """``none``, ``submit``, ``accepted``, ``rejected`` or ``done``."""
+    event: JournalEvent = JournalEvent.NONE
+    """The row's last event (see :data:`asyncclient._states.JOURNAL`)."""
     sent_at: datetime | None = None
     project_id: str | None = None
     video_id: str | None = None
@@ -51,21 +55,30 @@ class Journal:
     Args:
         path: The file; created if missing, appended to if present.
         batch_id: Identifies the batch's rows; a journal of other rows is refused.
+        now: The wall clock that stamps ``submit`` lines (UTC).
     """
 
     path: Path
     batch_id: str
+    now: Callable[[], datetime] = field(default=SYSTEM_CLOCK.now, repr=False)
     rows: dict[int, RowState] = field(factory=dict)
     _file: IO[str] | None = field(default=None, repr=False)
 
     @classmethod
-    def open(cls, path: str | os.PathLike[str], batch_id: str) -> Journal:
+    def open(
+        cls,
+        path: str | os.PathLike[str],
+        batch_id: str,
+        *,
+        now: Callable[[], datetime] = SYSTEM_CLOCK.now,
+    ) -> Journal:
         """Read the journal at ``path`` (if any) and open it for appending.
 
         Raises:
-            ValueError: The file is the journal of a different batch.
+            ValueError: The file is the journal of a different batch, or its events
+                break the journal's state table (a damaged file).
         """
-        journal = cls(Path(path), batch_id)
+        journal = cls(Path(path), batch_id, now)
         if journal.path.exists():
             journal._replay()
         journal.path.parent.mkdir(parents=True, exist_ok=True)
@@ -97,8 +110,12 @@ class Journal:
             return
         index = int(record["i"])
         state = self.rows.setdefault(index, RowState(index, str(record.get("fp", ""))))
-        state.event = str(ev)
-        if ev == "submit":
+        try:
+            state.event = JOURNAL.check(state.event, JournalEvent(ev))
+        except ValueError as exc:
+            where = f"line {number}" if number else "a new line"
+            raise ValueError(f"{self.path}, {where}, row {index}: {exc}") from None
+        if ev == JournalEvent.SUBMIT:
             state.sent_at = datetime.fromisoformat(record["at"])
         for key, attr in (("project", "project_id"), ("video", "video_id")):
             if record.get(key):
@@ -112,11 +129,20 @@ class Journal:
         self._file.write(json.dumps(record, separators=(",", ":")) + "\n")
         self._file.flush()
 
-    def record(self, event: str, index: int, fingerprint: str, **data: Any) -> RowState:
-        """Append one event of a row and update its state."""
-        record: dict[str, Any] = {"ev": event, "i": index, "fp": fingerprint, **data}
-        if event == "submit":
-            record["at"] = datetime.now(timezone.utc).isoformat()
+    def record(
+        self, event: JournalEvent, index: int, fingerprint: str, **data: Any
+    ) -> RowState:
+        """Append one event of a row and update its state.
+
+        Raises:
+            ValueError: The event may not follow the row's last one (a bug: nothing
+                is written).
+        """
+        last = self.rows[index].event if index in self.rows else JournalEvent.NONE
+        JOURNAL.check(last, event)
+        record: dict[str, Any] = {"ev": event.value, "i": index, "fp": fingerprint, **data}
+        if event is JournalEvent.SUBMIT:
+            record["at"] = self.now().isoformat()
         record = {k: v for k, v in record.items() if v is not None}
         self._write(record)
         self._apply(record, 0)

@@ -1,17 +1,17 @@
-"""Turn rows (a title and variable values, as a CSV row reads) into template requests."""
+"""Turn rows (a title and variable values, as a CSV row reads) into template batch items."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from asyncclient._rows import Item
 from asyncclient.models.enums import TemplateVariableType
 from asyncclient.models.requests import TemplateGenerationRequest
 from asyncclient.models.scenes import AvatarBox, TemplateScene, TemplateVariable
 from asyncclient.models.templates import TemplateDetail, TemplateSceneInfo
-from asyncclient.validation import problems
 
-__all__ = ["rows_to_requests"]
+__all__ = ["row_to_request", "rows_to_items"]
 
 
 def _scene(
@@ -51,11 +51,12 @@ def row_to_request(
     language: str = "en",
     webhook: str | None = None,
     metadata: dict[str, Any] | None = None,
-) -> tuple[TemplateGenerationRequest | None, list[str]]:
-    """Build one row's request; returns it (or None) and every problem found.
+) -> tuple[TemplateGenerationRequest, list[str]]:
+    """Build one row's request; returns it and the problems of the row itself.
 
     ``row[title_key]`` is the video's title, every other key a variable's name
-    (spec 4.9: every variable of every scene needs a value; ``""`` is one).
+    (spec 4.9: every variable of every scene needs a value; ``""`` is one). The
+    spec's rules on the request are checked once, by :meth:`Item.of`.
     """
     found: list[str] = []
     values = {str(k): "" if v is None else str(v) for k, v in row.items() if k != title_key}
@@ -84,27 +85,26 @@ def row_to_request(
         webhook=webhook,
         metadata=metadata,
     )
-    found.extend(problems(request))
-    return (None if found else request), found
+    return request, found
 
 
-def rows_to_requests(
+def rows_to_items(
     template: TemplateDetail, rows: Iterable[Mapping[str, Any]], **options: Any
-) -> list[tuple[TemplateGenerationRequest | None, list[str]]]:
-    """Every row's request or problems; a title used twice is a problem (it is how an
-    interrupted batch finds a row's video again)."""
+) -> list[Item]:
+    """Every row checked and serialised once; a title used twice is a problem (it is how
+    an interrupted batch finds a row's video again)."""
     out = []
     seen: dict[str, int] = {}
     for index, row in enumerate(rows):
-        request, found = row_to_request(template, row, **options)
-        if request is not None:
-            if request.title in seen:
-                found.append(
-                    f"title: '{request.title}' is also the title of row {seen[request.title]}; "
-                    "titles must be unique in a batch (they identify a row's video on resume)"
-                )
-                request = None
-            else:
-                seen[request.title] = index
-        out.append((request, found))
+        item = Item.of(index, *row_to_request(template, row, **options))
+        title = item.request.title if isinstance(item.request, TemplateGenerationRequest) else ""
+        if item.prepared is not None and title in seen:
+            problem = (
+                f"title: '{title}' is also the title of row {seen[title]}; "
+                "titles must be unique in a batch (they identify a row's video on resume)"
+            )
+            item = Item(index, None, (*item.problems, problem))
+        elif item.prepared is not None:
+            seen[title] = index
+        out.append(item)
     return out

@@ -26,7 +26,10 @@ from multidict import CIMultiDict
 from asyncclient._protocol import Request, Response
 from asyncclient.errors import APIConnectionError, APITimeoutError
 
-__all__ = ["AiohttpTransport", "Stream", "Timeouts", "redact_url"]
+__all__ = ["AiohttpTransport", "ClientSession", "Stream", "Timeouts", "redact_url"]
+
+ClientSession = aiohttp.ClientSession
+"""The session type a caller may hand to ``AsyncClient(session=...)``."""
 
 
 @frozen(kw_only=True)

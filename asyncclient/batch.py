@@ -9,161 +9,122 @@ is ``rejected`` too, and the batch goes on. Submissions start at least
 ``spacing`` seconds apart (spec 8.3 advises about one second), at most
 ``concurrency`` at once, under the client's rate limiter. With a ``journal``
 file, running the same batch again resumes it (see ``asyncclient._journal``).
+
+A :class:`Batch` takes what it uses: a :class:`Submitter` (``client.projects``),
+a :class:`JobMaker` (``client.jobs``), a clock, and its settings; it can be built
+and tested without a client. Its tasks live in one task group that the batch
+owns: leaving or cancelling the batch cancels them all.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
 import logging
-import os
-import time
-from collections.abc import AsyncIterator, Callable, Generator, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
-from attrs import field, frozen
+import attrs
 
 from asyncclient._budget import CreditBudget
-from asyncclient._convert import unstructure
+from asyncclient._clock import SYSTEM_CLOCK, Clock
 from asyncclient._journal import Journal, RowState
+from asyncclient._prepared import PreparedCreation
+from asyncclient._rows import (
+    BatchOptions,
+    BatchProgress,
+    BatchSettings,
+    Item,
+    RowResult,
+    items_from_requests,
+)
+from asyncclient._states import ROW, JournalEvent, RowOutcome
+from asyncclient._tasks import TaskScope
 from asyncclient.errors import AmbiguousCreationError, APIError, JobTimeoutError, ValidationError
-from asyncclient.jobs import DEFAULT_WAIT_TIMEOUT, VideoJob
-from asyncclient.models.requests import CreationRequest
+from asyncclient.jobs import VideoJob
+from asyncclient.models.requests import CreationRequest, TemplateGenerationRequest
 from asyncclient.models.videos import CreatedProject, VideoDetail
-from asyncclient.validation import problems
 
 if TYPE_CHECKING:
-    from asyncclient.client import AsyncClient
+    from typing_extensions import Unpack
 
-__all__ = ["Batch", "BatchProgress", "RowResult"]
+__all__ = [
+    "Batch",
+    "BatchOptions",
+    "BatchProgress",
+    "BatchSettings",
+    "JobMaker",
+    "RowOutcome",
+    "RowResult",
+    "Submitter",
+    "batch_id_of",
+    "request_batch",
+]
 
 logger = logging.getLogger("asyncclient")
 
-COMPLETED, FAILED, REJECTED, SKIPPED = "completed", "failed", "rejected", "skipped"
+_R = RowOutcome
+_RECONCILE_AFTER = (0.0, 2.0)  # seconds: look for an ambiguous creation now, and once more
 
 
-@frozen(kw_only=True)
-class RowResult:
-    """The outcome of one row."""
+class Submitter(Protocol):
+    """A way to submit one prepared creation, and to find an ambiguous one's project."""
 
-    index: int
-    """The row's position in the input (0-based)."""
-    status: str
-    """``completed``, ``failed`` (the video failed), ``rejected`` (bad input or refused
-    by the service) or ``skipped`` (the credit budget was reached)."""
-    video: VideoDetail | None = None
-    """The completed (or failed) video, as the video list shows it: the detail-only
-    fields (script, usedCredits, ...) may be None; ``client.videos.get`` reads them."""
-    error: str | None = None
-    """Why it failed, was rejected or skipped."""
-    project_id: str | None = None
-    video_id: str | None = None
+    async def submit(self, prepared: PreparedCreation) -> VideoJob: ...
 
-    @property
-    def ok(self) -> bool:
-        return self.status == COMPLETED
+    async def reconcile(self, error: AmbiguousCreationError) -> VideoJob | None: ...
 
 
-@frozen(kw_only=True)
-class BatchProgress:
-    """A snapshot for the progress callback."""
+class JobMaker(Protocol):
+    """Makes a job for a project a journal knows."""
 
-    total: int
-    submitted: int
-    completed: int
-    failed: int
-    rejected: int
-    skipped: int
-    elapsed: float
-    """Seconds since the batch started."""
-
-    @property
-    def finished(self) -> int:
-        return self.completed + self.failed + self.rejected + self.skipped
-
-    @property
-    def rate(self) -> float:
-        """Videos finished (completed or failed) per minute."""
-        done = self.completed + self.failed
-        return done / self.elapsed * 60 if self.elapsed > 0 else 0.0
-
-    @property
-    def eta(self) -> float | None:
-        """Seconds until every row is finished at the current rate, if known."""
-        left = self.total - self.finished
-        if left == 0:
-            return 0.0
-        return left / self.rate * 60 if self.rate > 0 else None
-
-
-@frozen
-class Item:
-    """A row ready to submit: its request, or the problems that keep it back."""
-
-    index: int
-    request: CreationRequest | None
-    problems: tuple[str, ...] = ()
-    fingerprint: str = field(init=False)
-    """A digest of the request: the journal tells by it whether a row changed."""
-
-    @fingerprint.default
-    def _digest(self) -> str:  # once per row, not at every journal line
-        body = json.dumps(unstructure(self.request), sort_keys=True) if self.request else ""
-        return hashlib.sha256(body.encode()).hexdigest()[:16]
+    def from_created(self, created: CreatedProject) -> VideoJob: ...
 
 
 class Batch:
     """Many creations, run once; await it or ``async for`` it (not both).
 
     Args:
-        client: The client.
         prepare: Coroutine function giving the items (rows checked, requests built).
+        submitter: Submits one prepared creation (``client.projects``).
+        jobs: Makes jobs for rows a journal knows (``client.jobs``).
         batch_id: Names the batch in its journal.
-        spacing: Least seconds between two submissions' starts.
-        concurrency: Most creation requests in flight at once.
-        journal: A JSON Lines file to record progress in and resume from.
-        on_progress: Called with a :class:`BatchProgress` after each change.
-        budget: Credits the batch may spend; rows past it are ``skipped``.
-        cost_per_row: Credits one row costs; learnt from the first video if omitted.
-        wait_timeout: How long to wait for each video.
+        clock: Spaces submissions and times the progress.
+        settings: Spacing, concurrency, journal, budget, ... (:class:`BatchSettings`).
     """
 
     def __init__(
         self,
-        client: AsyncClient,
-        prepare: Callable[[], Any],
+        prepare: Callable[[], Awaitable[Sequence[Item]]],
         *,
+        submitter: Submitter,
+        jobs: JobMaker,
         batch_id: str,
-        spacing: float = 1.0,
-        concurrency: int = 4,
-        journal: str | os.PathLike[str] | None = None,
-        on_progress: Callable[[BatchProgress], None] | None = None,
-        budget: int | None = None,
-        cost_per_row: int | None = None,
-        wait_timeout: float | None = DEFAULT_WAIT_TIMEOUT,
+        clock: Clock = SYSTEM_CLOCK,
+        settings: BatchSettings | None = None,
     ) -> None:
-        if concurrency < 1:
-            raise ValueError("concurrency must be at least 1")
-        self._client = client
+        self.settings = settings or BatchSettings()
         self._prepare = prepare
+        self._submitter = submitter
+        self._jobs = jobs
         self._batch_id = batch_id
-        self.spacing = spacing
-        self._sem = asyncio.Semaphore(concurrency)
-        self._journal_path = journal
-        self._on_progress = on_progress
-        self._budget = CreditBudget(budget, cost_per_row)
-        self._wait_timeout = wait_timeout
+        self._clock = clock
+        self._sem = asyncio.Semaphore(self.settings.concurrency)
+        self._budget = CreditBudget(self.settings.budget, self.settings.cost_per_row, clock=clock)
         self._items: list[Item] | None = None
+        self._rows: dict[int, RowOutcome] = {}
         self._results: dict[int, RowResult] = {}
         self._queue: asyncio.Queue[RowResult] = asyncio.Queue()
-        self._counts = {"submitted": 0, COMPLETED: 0, FAILED: 0, REJECTED: 0, SKIPPED: 0}
+        self._submitted = 0
         self._started = 0.0
         self._task: asyncio.Task[list[RowResult]] | None = None
         self._journal: Journal | None = None
         self._last_start = -1e9
-        self._monotonic = time.monotonic  # spacing's clock and sleep: tests replace them
-        self._sleep = asyncio.sleep
+
+    @property
+    def spacing(self) -> float:
+        """Least seconds between two submissions' starts."""
+        return self.settings.spacing
 
     # -- the two ways in ----------------------------------------------------------------
 
@@ -206,6 +167,7 @@ class Batch:
         """
         if self._items is None:
             self._items = list(await self._prepare())
+            self._rows = dict.fromkeys((item.index for item in self._items), _R.PENDING)
         return self._items
 
     @property
@@ -217,66 +179,66 @@ class Batch:
 
     async def _run(self) -> list[RowResult]:
         items = await self.prepare()
-        self._started = time.monotonic()
-        if self._journal_path is not None:
-            self._journal = Journal.open(self._journal_path, self._batch_id)
+        self._started = self._clock.monotonic()
+        if self.settings.journal is not None:
+            self._journal = Journal.open(self.settings.journal, self._batch_id, now=self._clock.now)
         try:
             for item in items:
                 if item.problems:
-                    self._finish(item, REJECTED, error="; ".join(item.problems))
+                    self._finish(item, _R.REJECTED, error="; ".join(item.problems))
             self._report()
-            waits: list[asyncio.Task[None]] = []
-            for item in items:
-                if not item.problems:
-                    waits.append(await self._start(item))
-            await asyncio.gather(*waits)
+            async with TaskScope() as rows:
+                for item in items:
+                    if not item.problems:
+                        await self._start(item, rows)
         finally:
             if self._journal is not None:
                 self._journal.close()
         return self.results
 
-    async def _start(self, item: Item) -> asyncio.Task[None]:
-        """Submit one row (or pick it up from the journal); returns its waiting task."""
+    async def _start(self, item: Item, rows: TaskScope) -> None:
+        """Submit one row (or pick it up from the journal) and await it in ``rows``."""
         state = self._journal.rows.get(item.index) if self._journal else None
         if state is not None:
             self._check_fingerprint(item, state)
             job = await self._resume(item, state)
-            if job is not None or state.event == "done":
+            if job is not None or state.event is JournalEvent.DONE:
                 self._budget.count()
                 if job is not None:
-                    await self._budget.learn(self._client, job)  # a row sent before tells
-                return asyncio.ensure_future(self._await(item, job, state))
+                    await self._budget.learn(job)  # a row sent before tells
+                    rows.start(self._await, item, job)
+                return
         if not await self._budget.admit():
-            self._finish(item, SKIPPED, error="credit budget reached")
-            return asyncio.ensure_future(asyncio.sleep(0))
+            self._finish(item, _R.SKIPPED, error="credit budget reached")
+            return
         await self._sem.acquire()
         await self._space()
-        return asyncio.ensure_future(self._submit_and_await(item))
+        rows.start(self._submit_and_await, item)
 
     async def _space(self) -> None:
-        wait = self._last_start + self.spacing - self._monotonic()
+        wait = self._last_start + self.spacing - self._clock.monotonic()
         if wait > 0:
-            await self._sleep(wait)
-        self._last_start = self._monotonic()
+            await self._clock.sleep(wait)
+        self._last_start = self._clock.monotonic()
 
     async def _submit_and_await(self, item: Item) -> None:
         job = await self._submit(item)
         if job is None:
             return
-        self._counts["submitted"] += 1
-        self._record("accepted", item, project=job.project_id, video=job.video_id)
+        self._record(JournalEvent.ACCEPTED, item, project=job.project_id, video=job.video_id)
+        self._move(item, _R.SUBMITTED)
         self._report()
-        await self._budget.learn(self._client, job)
-        await self._await(item, job, None)
+        await self._budget.learn(job)
+        await self._await(item, job)
 
     async def _submit(self, item: Item) -> VideoJob | None:
         """Send the row's creation (the semaphore is held); None when it did not start."""
-        assert item.request is not None
+        assert item.prepared is not None
         try:
             for attempt in range(2):
-                self._record("submit", item, name=getattr(item.request, "name", None))
+                self._record(JournalEvent.SUBMIT, item, name=getattr(item.request, "name", None))
                 try:
-                    return await self._client.projects.create(item.request)
+                    return await self._submitter.submit(item.prepared)
                 except AmbiguousCreationError as exc:
                     job = await self._reconcile(exc)
                     if job is not None:
@@ -286,8 +248,8 @@ class Batch:
                     logger.warning("row %d: not created after all; sending it again", item.index)
         except APIError as exc:
             self._budget.refund()
-            self._record("rejected", item, error=str(exc), api=True)
-            self._finish(item, REJECTED, error=str(exc))
+            self._record(JournalEvent.REJECTED, item, error=str(exc), api=True)
+            self._finish(item, _R.REJECTED, error=str(exc))
             return None
         finally:
             self._sem.release()
@@ -295,18 +257,21 @@ class Batch:
 
     async def _reconcile(self, exc: AmbiguousCreationError) -> VideoJob | None:
         """Find an ambiguous creation's project: now, and once more a moment later."""
-        for delay in (0.0, 2.0):
-            await asyncio.sleep(delay)
-            job = await self._client.projects.reconcile(exc)
+        for delay in _RECONCILE_AFTER:
+            if delay:
+                await self._clock.sleep(delay)
+            job = await self._submitter.reconcile(exc)
             if job is not None:
                 return job
         return None
 
     async def _resume(self, item: Item, state: RowState) -> VideoJob | None:
         """A job for a row the journal knows, or None to submit it (again)."""
-        if state.event in ("accepted", "done") and (state.video_id or state.project_id):
-            return self._job(state)
-        if state.event == "submit" and item.request is not None and state.sent_at:
+        known = state.video_id or state.project_id
+        if state.event in (JournalEvent.ACCEPTED, JournalEvent.DONE) and known:
+            created = CreatedProject(project_id=state.project_id, video_id=state.video_id)
+            return self._jobs.from_created(created)
+        if state.event is JournalEvent.SUBMIT and item.request is not None and state.sent_at:
             error = AmbiguousCreationError(
                 "interrupted while submitting",
                 request=item.request,
@@ -315,52 +280,55 @@ class Batch:
             )
             job = await self._reconcile(error)
             if job is not None:
-                self._record("accepted", item, project=job.project_id, video=job.video_id)
+                self._record(
+                    JournalEvent.ACCEPTED, item, project=job.project_id, video=job.video_id
+                )
             return job
         return None  # rejected, or never sent: submit it
 
-    def _job(self, state: RowState) -> VideoJob:
-        created = CreatedProject(project_id=state.project_id, video_id=state.video_id)
-        return self._client.jobs.from_created(created)
-
-    async def _await(self, item: Item, job: VideoJob | None, state: RowState | None) -> None:
-        if job is None:
-            return
+    async def _await(self, item: Item, job: VideoJob) -> None:
         job.read_detail = False  # the list's record is outcome enough: a GET saved per row
-        if state is not None:
-            self._counts["submitted"] += 1
+        if self._rows[item.index] is _R.PENDING:  # a row an earlier run submitted
+            self._move(item, _R.SUBMITTED)
         try:
-            video = await job.wait(timeout=self._wait_timeout)
+            video = await job.wait(timeout=self.settings.wait_timeout)
         except JobTimeoutError as exc:
-            self._finish(item, FAILED, error=str(exc), job=job)
+            self._finish(item, _R.FAILED, error=str(exc), job=job)
             return
         except APIError as exc:
             detail = getattr(exc, "video", None)
-            self._finish(item, FAILED, error=exc.message, job=job, video=detail)
+            self._finish(item, _R.FAILED, error=exc.message, job=job, video=detail)
             return
-        self._finish(item, COMPLETED, job=job, video=video)
+        self._finish(item, _R.COMPLETED, job=job, video=video)
 
     # -- bookkeeping ---------------------------------------------------------------------
 
     def _check_fingerprint(self, item: Item, state: RowState) -> None:
-        if state.event in ("submit", "accepted", "done") and state.fingerprint != item.fingerprint:
+        sent = (JournalEvent.SUBMIT, JournalEvent.ACCEPTED, JournalEvent.DONE)
+        if state.event in sent and state.fingerprint != item.fingerprint:
             raise ValidationError(
                 [f"rows[{item.index}]: changed since the journal recorded its submission"]
             )
 
-    def _record(self, event: str, item: Item, **data: Any) -> None:
+    def _record(self, event: JournalEvent, item: Item, **data: Any) -> None:
         if self._journal is not None:
             self._journal.record(event, item.index, item.fingerprint, **data)
+
+    def _move(self, item: Item, outcome: RowOutcome) -> None:
+        self._rows[item.index] = ROW.check(self._rows[item.index], outcome)
+        if outcome is _R.SUBMITTED:
+            self._submitted += 1
 
     def _finish(
         self,
         item: Item,
-        status: str,
+        status: RowOutcome,
         *,
         error: str | None = None,
         job: VideoJob | None = None,
         video: VideoDetail | None = None,
     ) -> None:
+        self._move(item, status)
         result = RowResult(
             index=item.index,
             status=status,
@@ -370,34 +338,69 @@ class Batch:
             video_id=(video.id if video else None) or (job.video_id if job else None),
         )
         self._results[item.index] = result
-        self._counts[status] += 1
-        if status in (COMPLETED, FAILED):
-            self._record("done", item, status=status, video=result.video_id, error=error)
+        if status in (_R.COMPLETED, _R.FAILED):
+            self._record(
+                JournalEvent.DONE, item, status=status.value, video=result.video_id, error=error
+            )
         self._queue.put_nowait(result)
         self._report()
 
     def _report(self) -> None:
-        if self._on_progress is None:
+        if self.settings.on_progress is None:
             return
-        c = self._counts
-        self._on_progress(
+        counts = {outcome: 0 for outcome in RowOutcome}
+        for outcome in self._rows.values():
+            counts[outcome] += 1
+        self.settings.on_progress(
             BatchProgress(
                 total=len(self._items or ()),
-                submitted=c["submitted"],
-                completed=c[COMPLETED],
-                failed=c[FAILED],
-                rejected=c[REJECTED],
-                skipped=c[SKIPPED],
-                elapsed=time.monotonic() - self._started,
+                submitted=self._submitted,
+                completed=counts[_R.COMPLETED],
+                failed=counts[_R.FAILED],
+                rejected=counts[_R.REJECTED],
+                skipped=counts[_R.SKIPPED],
+                elapsed=self._clock.monotonic() - self._started,
             )
         )
-
-
-def items_from_requests(requests: Sequence[CreationRequest]) -> list[Item]:
-    """Check each request; the bad ones become items with problems."""
-    return [Item(i, r, tuple(problems(r))) for i, r in enumerate(requests)]
 
 
 def batch_id_of(*parts: object) -> str:
     """A short stable id for a batch's journal."""
     return hashlib.sha256(repr(parts).encode()).hexdigest()[:16]
+
+
+def _named(request: CreationRequest, name: str) -> CreationRequest:
+    """The request with a name, unless it has one (a template request's name is its title)."""
+    if isinstance(request, TemplateGenerationRequest) or getattr(request, "name", None):
+        return request
+    renamed: CreationRequest = attrs.evolve(request, name=name)
+    return renamed
+
+
+def request_batch(
+    requests: Sequence[CreationRequest],
+    *,
+    submitter: Submitter,
+    jobs: JobMaker,
+    clock: Clock = SYSTEM_CLOCK,
+    **options: Unpack[BatchOptions],
+) -> Batch:
+    """The batch of ``client.batch``: every request named, checked and serialised once.
+
+    A request without a name is given one (``batch-<id>-<row>``): names are how an
+    interrupted batch finds what the service made.
+    """
+    bid = batch_id_of("requests", len(requests))
+    named = [_named(r, f"batch-{bid[:6]}-{i}") for i, r in enumerate(requests)]
+
+    async def prepare() -> list[Item]:
+        return items_from_requests(named)
+
+    return Batch(
+        prepare,
+        submitter=submitter,
+        jobs=jobs,
+        batch_id=bid,
+        clock=clock,
+        settings=BatchSettings(**options),
+    )

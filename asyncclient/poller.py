@@ -10,41 +10,105 @@ last seen, plus two pages. A job not found there is read by its id. A finished
 video's detail is read once, unless the job's ``read_detail`` is off (batches):
 then the list's record is its result.
 
-The interval starts at ``min_interval``, grows by ``backoff`` each round in
-which no progress moved, up to ``max_interval``, and drops back when progress
-moves; it is jittered, and never shorter than what keeps polling within
-``share`` of the plan's rate, so polling leaves submissions their share (both go
-through the same first-come-first-served limiter, so neither starves the other).
+The interval follows a :class:`PollPolicy`: it starts at ``min_interval``, grows
+by ``backoff`` each round in which no progress moved, up to ``max_interval``, and
+drops back when progress moves; it is jittered, and never shorter than what keeps
+polling within ``share`` of the plan's rate, so polling leaves submissions their
+share (both go through the same first-come-first-served limiter).
+
+The poller reads through a :class:`VideoSource` (``client.videos`` is one) and
+writes what it reads into each job's :class:`~asyncclient._tracking.JobState`;
+it knows nothing else of the client.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import math
 import random
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
+from typing import Protocol
 
+import attrs
+from attrs import frozen
+
+from asyncclient._clock import SYSTEM_CLOCK, Clock
+from asyncclient._tasks import run_all
+from asyncclient._tracking import JobState
 from asyncclient.errors import (
     APIError,
     AuthenticationError,
     NotFoundError,
     PermissionDeniedError,
 )
-from asyncclient.models.videos import Video
+from asyncclient.models.pages import Page
+from asyncclient.models.videos import Video, VideoDetail
+from asyncclient.ratelimit import RateLimit
 
-if TYPE_CHECKING:
-    from asyncclient.client import AsyncClient
-    from asyncclient.jobs import VideoJob
-
-__all__ = ["Poller", "PollerStats"]
+__all__ = ["PollPolicy", "Poller", "PollerStats", "VideoSource"]
 
 logger = logging.getLogger("asyncclient")
 
 _PAGE = 100
 _EXTRA_PAGES = 2  # pages read beyond what the watched jobs fill, before reading one by one
+_READS_AT_ONCE = 4  # detail reads of one round in flight together
+
+
+class VideoSource(Protocol):
+    """What the poller reads: one video, and a page of the video list."""
+
+    async def get(self, video_id: str) -> VideoDetail: ...
+
+    async def list_page(self, *, limit: int = ..., offset: int = ...) -> Page[Video]: ...
+
+
+class _HasRate(Protocol):
+    @property
+    def rate(self) -> RateLimit: ...
+
+
+@frozen(kw_only=True)
+class PollPolicy:
+    """How often the poller reads: a pure decision, tested without a poller.
+
+    Attributes:
+        min_interval: Seconds between rounds while progress moves.
+        max_interval: The longest wait between rounds.
+        backoff: Growth of the interval per round without progress.
+        jitter: +/- fraction of random spread on each interval.
+        share: The largest part of the plan's rate that polling may use.
+    """
+
+    min_interval: float = 2.0
+    max_interval: float = 30.0
+    backoff: float = 1.5
+    jitter: float = 0.1
+    share: float = 0.5
+
+    def next_interval(
+        self,
+        current: float,
+        *,
+        moved: bool,
+        spent: int,
+        per_second: float,
+        spread: Callable[[float, float], float] = random.uniform,
+    ) -> tuple[float, float]:
+        """The new base interval and the seconds to wait before the next round.
+
+        Args:
+            current: The base interval of the round just done.
+            moved: Whether some status or progress moved in it.
+            spent: Requests it made.
+            per_second: The plan's rate.
+            spread: ``uniform(a, b)`` for the jitter.
+        """
+        base = self.min_interval if moved else min(self.max_interval, current * self.backoff)
+        floor = spent / (per_second * self.share) if spent else 0.0
+        return base, max(floor, base * (1.0 + spread(-self.jitter, self.jitter)))
 
 
 class PollerStats:
@@ -69,36 +133,27 @@ class Poller:
     """Polls every watched job of one client in one background task.
 
     Args:
-        client: The client whose limiter and retries the requests go through.
-        min_interval: Seconds between rounds while progress moves.
-        max_interval: The longest wait between rounds.
-        backoff: Growth of the interval per round without progress.
-        jitter: +/- fraction of random spread on each interval.
-        share: The largest part of the plan's rate that polling may use.
-        sleep: Awaitable sleep (tests inject one).
+        source: Where videos are read (``client.videos``).
+        limiter: The client's limiter; its rate sizes polling's share.
+        policy: When to poll.
+        clock: Sleeps between rounds.
     """
 
     def __init__(
         self,
-        client: AsyncClient,
+        source: VideoSource,
         *,
-        min_interval: float = 2.0,
-        max_interval: float = 30.0,
-        backoff: float = 1.5,
-        jitter: float = 0.1,
-        share: float = 0.5,
-        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        limiter: _HasRate,
+        policy: PollPolicy | None = None,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
-        self._client = client
-        self.min_interval = min_interval
-        self.max_interval = max_interval
-        self.backoff = backoff
-        self.jitter = jitter
-        self.share = share
-        self._sleep = sleep
-        self._jobs: dict[int, VideoJob] = {}
+        self.source = source
+        self.policy = policy or PollPolicy()
+        self._limiter = limiter
+        self._clock = clock
+        self._jobs: dict[int, JobState] = {}
         self._task: asyncio.Task[None] | None = None
-        self._interval = min_interval
+        self._interval = self.policy.min_interval
         self._depth: dict[int, int] = {}  # id(job) -> offset of the page it was last seen on
         self.stats = PollerStats()
 
@@ -106,18 +161,36 @@ class Poller:
         return f"<Poller watching {len(self._jobs)} jobs every ~{self._interval:.1f} s>"
 
     @property
+    def min_interval(self) -> float:
+        """The policy's ``min_interval`` (settable, like the other policy values)."""
+        return self.policy.min_interval
+
+    @min_interval.setter
+    def min_interval(self, value: float) -> None:
+        self.policy = attrs.evolve(self.policy, min_interval=value)
+
+    @property
+    def max_interval(self) -> float:
+        """The policy's ``max_interval``."""
+        return self.policy.max_interval
+
+    @max_interval.setter
+    def max_interval(self, value: float) -> None:
+        self.policy = attrs.evolve(self.policy, max_interval=value)
+
+    @property
     def watching(self) -> int:
         """How many jobs are watched now."""
         return len(self._jobs)
 
-    def watch(self, job: VideoJob) -> None:
+    def watch(self, job: JobState) -> None:
         """Poll ``job`` until it is done or unwatched; starts the task if needed."""
         self._jobs[id(job)] = job
-        self._interval = self.min_interval
+        self._interval = self.policy.min_interval
         if self._task is None or self._task.done():
             self._task = asyncio.get_running_loop().create_task(self._run())
 
-    def unwatch(self, job: VideoJob) -> None:
+    def unwatch(self, job: JobState) -> None:
         """Stop polling ``job`` (nobody waits on it any more)."""
         self._jobs.pop(id(job), None)
         self._depth.pop(id(job), None)
@@ -128,7 +201,7 @@ class Poller:
         Jobs still awaited then raise ``RuntimeError``: nothing would read them.
         """
         for job in list(self._jobs.values()):
-            job._fail(RuntimeError("the client was closed while this job was awaited"))
+            job.fail(RuntimeError("the client was closed while this job was awaited"))
         self._jobs.clear()
         task, self._task = self._task, None
         if task is not None and not task.done():
@@ -136,7 +209,7 @@ class Poller:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
 
-    async def refresh(self, job: VideoJob) -> None:
+    async def refresh(self, job: JobState) -> None:
         """Read one job once, outside the rounds."""
         await self._round([job])
 
@@ -151,32 +224,27 @@ class Poller:
                 moved = await self._round(jobs)
             except (AuthenticationError, PermissionDeniedError) as exc:
                 for job in jobs:
-                    job._fail(exc)
+                    job.fail(exc)
             except APIError as exc:
                 logger.warning("polling failed (%s); trying again later", exc)
             except Exception as exc:  # a bug must not leave the waiters hanging
                 logger.exception("polling stopped")
                 for job in jobs:
-                    job._fail(exc)
+                    job.fail(exc)
             for key in [k for k, j in self._jobs.items() if j.done()]:
                 del self._jobs[key]
                 self._depth.pop(key, None)
             if not self._jobs:
                 break
-            await self._sleep(self._next_interval(moved, self.stats.requests - before))
+            self._interval, wait = self.policy.next_interval(
+                self._interval,
+                moved=moved,
+                spent=self.stats.requests - before,
+                per_second=self._limiter.rate.per_second,
+            )
+            await self._clock.sleep(wait)
 
-    def _next_interval(self, moved: bool, spent: int) -> float:
-        if moved:
-            self._interval = self.min_interval
-        else:
-            self._interval = min(self.max_interval, self._interval * self.backoff)
-        floor = 0.0
-        if spent:
-            floor = spent / (self._client.limiter.rate.per_second * self.share)
-        spread = 1.0 + random.uniform(-self.jitter, self.jitter)
-        return max(floor, self._interval * spread)
-
-    async def _round(self, jobs: list[VideoJob]) -> bool:
+    async def _round(self, jobs: list[JobState]) -> bool:
         """Read every job once; True when some status or progress moved."""
         self.stats.rounds += 1
         self.stats.job_rounds += sum(max(1, len(j.video_ids)) for j in jobs)
@@ -192,7 +260,7 @@ class Poller:
         after = [(j.status, j.progress, len(j.video_ids)) for j in jobs]
         return before != after
 
-    async def _list_round(self, jobs: list[VideoJob]) -> None:
+    async def _list_round(self, jobs: list[JobState]) -> None:
         """Find every job in the video list, newest first; read the rest one by one."""
         by_video = {v: job for job in jobs for v in job.video_ids}
         by_project = {job.project_id: job for job in jobs if job.project_id}
@@ -202,7 +270,7 @@ class Poller:
             for video in videos:
                 job = by_video.get(video.id) or by_project.get(video.project_id or "")
                 if job is not None:
-                    job._apply_list_item(video)
+                    job.take_record(video)
                     found.add(id(job))
                     self._depth[id(job)] = offset
             return len(found) == len(jobs)
@@ -212,28 +280,34 @@ class Poller:
         most = max(deepest // _PAGE + 1, math.ceil(len(jobs) / _PAGE)) + _EXTRA_PAGES
         await self._pages(most, take)
         unseen = [(j, v) for j in jobs if id(j) not in found for v in j.video_ids]
-        reads = [(j, v) for j in jobs for v in j._needs_detail()] + unseen
+        reads = [(j, v) for j in jobs for v in j.needs_detail()] + unseen
         await self._read(dict.fromkeys(reads))
 
-    async def _read(self, reads: dict[tuple[VideoJob, str], None]) -> None:
-        """GET the detail of each (job, video) once."""
-        for job, video_id in reads:
+    async def _read(self, reads: dict[tuple[JobState, str], None]) -> None:
+        """GET the detail of each (job, video) once, a few at a time."""
+
+        async def read(job: JobState, video_id: str) -> None:
             if job.done():
-                continue
+                return
             self.stats.detail_requests += 1
             try:
-                detail = await self._client.videos.get(video_id)
+                detail = await self.source.get(video_id)
             except NotFoundError as exc:
-                job._fail(exc)
-                continue
-            job._apply_detail(detail)
+                job.fail(exc)
+                return
+            job.take_detail(detail)
+
+        calls: list[Callable[[], Awaitable[None]]] = [
+            functools.partial(read, job, video_id) for job, video_id in reads
+        ]
+        await run_all(calls, limit=_READS_AT_ONCE)
 
     async def _pages(self, most: int, take: Callable[[list[Video], int], bool]) -> None:
         """Read up to ``most`` pages of the unfiltered list until ``take`` says enough."""
         offset = 0
         for _ in range(most):
             self.stats.list_requests += 1
-            page = await self._client.videos.list_page(limit=_PAGE, offset=offset)
+            page = await self.source.list_page(limit=_PAGE, offset=offset)
             if take(page.items, offset) or not page.items or offset + page.limit >= page.total:
                 return
             offset += page.limit

@@ -21,7 +21,7 @@ import logging
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from aiohttp import web
 from attrs import field, frozen
@@ -29,8 +29,14 @@ from attrs import field, frozen
 from asyncclient._convert import DecodeError, decode
 
 if TYPE_CHECKING:
-    from asyncclient.client import AsyncClient
-    from asyncclient.jobs import VideoJob
+    from asyncclient.jobs import Jobs, VideoJob
+
+
+class _HasJobs(Protocol):
+    """An ``AsyncClient``, as far as a notification needs one."""
+
+    @property
+    def jobs(self) -> Jobs: ...
 
 __all__ = ["WebhookEvent", "WebhookPayloadError", "WebhookReceiver", "parse_event"]
 
@@ -78,7 +84,7 @@ class WebhookEvent:
         """What a duplicate shares: the project (or video) and the outcome."""
         return f"{self.project_id or ''}/{self.video_id or ''}/{self.status}"
 
-    def job(self, client: AsyncClient) -> VideoJob:
+    def job(self, client: _HasJobs) -> VideoJob:
         """A job for the notified video: ``await`` it to read the service's own record."""
         if self.video_id is not None:
             return client.jobs.from_video_id(self.video_id, project_id=self.project_id)

@@ -20,7 +20,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from asyncclient import AsyncClient
+from asyncclient import Page, Plan, TokenBucket, Video, VideoDetail
+from asyncclient.jobs import Jobs
+from asyncclient.poller import Poller
 
 
 def heap() -> int:
@@ -39,25 +41,36 @@ async def bare_tasks(n: int) -> int:
     return used
 
 
+class _Unanswered:
+    """A video source that never answers: the poller's rounds, minus the network."""
+
+    def __init__(self) -> None:
+        self._never = asyncio.Event()
+
+    async def get(self, video_id: str) -> VideoDetail:
+        await self._never.wait()
+        raise AssertionError("unreachable")
+
+    async def list_page(self, *, limit: int = 100, offset: int = 0) -> Page[Video]:
+        await self._never.wait()
+        raise AssertionError("unreachable")
+
+
 async def jobs(n: int) -> tuple[int, int]:
-    async with AsyncClient("k", base_url="http://127.0.0.1:9") as client:
-        never = asyncio.Event()
-
-        async def idle_rounds() -> None:  # the poller's loop, minus the network
-            await never.wait()
-
-        client.jobs.poller._run = idle_rounds  # type: ignore[method-assign]
-        before = heap()
-        held = [client.jobs.from_video_id(f"vid_{i:012x}") for i in range(n)]
-        objects = heap() - before
-        waiting = [asyncio.ensure_future(job.wait()) for job in held]
-        await asyncio.sleep(0)
-        assert client.jobs.poller.watching == n
-        total = heap() - before
-        for task in waiting:
-            task.cancel()
-        await asyncio.gather(*waiting, return_exceptions=True)
-        return objects, total
+    poller = Poller(_Unanswered(), limiter=TokenBucket(Plan.PREMIUM.rate_limit))
+    client_jobs = Jobs(poller)  # what client.jobs is, without a client
+    before = heap()
+    held = [client_jobs.from_video_id(f"vid_{i:012x}") for i in range(n)]
+    objects = heap() - before
+    waiting = [asyncio.ensure_future(job.wait()) for job in held]
+    await asyncio.sleep(0)
+    assert poller.watching == n
+    total = heap() - before
+    for task in waiting:
+        task.cancel()
+    await asyncio.gather(*waiting, return_exceptions=True)
+    await poller.aclose()
+    return objects, total
 
 
 async def main() -> None:

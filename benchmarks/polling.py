@@ -24,6 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from asyncclient import AsyncClient, RateLimit, VideoJob
 from asyncclient.emulator import Emulator
+from asyncclient.poller import PollPolicy
 
 INTERVAL = 2.0  # service seconds between rounds: the poller's default shortest interval
 UNLIMITED = RateLimit(per_minute=6_000_000, burst=100_000)
@@ -46,10 +47,9 @@ async def shared_poller(n: int, scale: float, detail: bool = True) -> tuple[int,
     interval = INTERVAL / scale
     async with Emulator(time_scale=scale, seed=1, processing_seconds=120, jitter=0.25) as emu:
         key = emu.add_team(credits=10**7, per_minute=6_000_000, burst=100_000)
-        async with AsyncClient(key, base_url=emu.url, plan=UNLIMITED) as client:
+        steady = PollPolicy(min_interval=interval, max_interval=interval, jitter=0.0)
+        async with AsyncClient(key, base_url=emu.url, plan=UNLIMITED, polling=steady) as client:
             poller = client.jobs.poller
-            poller.min_interval = poller.max_interval = interval
-            poller.jitter = 0.0
             jobs = await make_jobs(emu, client, n)
             for job in jobs:
                 job.read_detail = detail

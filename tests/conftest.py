@@ -1,13 +1,65 @@
-"""Shared fixtures: a tiny real aiohttp server on loopback for transport-level tests."""
+"""Shared fixtures: the emulator and a client bound to it; a tiny real aiohttp server.
+
+``emu`` starts an :class:`Emulator` (time scale 60, seed 0); a module or test changes
+its options with ``@pytest.mark.emulator(seed=5, processing_seconds=60)``. ``client``
+is an :class:`AsyncClient` of a new premium team with a fast poller; :func:`connect`
+makes more such clients.
+"""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
 
+import pytest
 import pytest_asyncio
 from aiohttp import web
 
+from asyncclient import AsyncClient, Plan
+from asyncclient.emulator import Emulator
+from asyncclient.poller import PollPolicy
+
 Serve = Callable[[web.Application], Awaitable[str]]
+
+SCALE = 60.0
+FAST_POLLING = PollPolicy(min_interval=0.01, max_interval=0.05)
+"""Tests move the emulator's clock by hand: the poller need not wait for seconds."""
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "emulator(**options): options of the emu fixture")
+
+
+@pytest_asyncio.fixture
+async def emu(request: pytest.FixtureRequest) -> AsyncIterator[Emulator]:
+    options: dict[str, Any] = {"time_scale": SCALE, "seed": 0}
+    marker = request.node.get_closest_marker("emulator")
+    if marker is not None:
+        options.update(marker.kwargs)
+    async with Emulator(**options) as emulator:
+        yield emulator
+
+
+def connect(
+    emu: Emulator,
+    key: str | None = None,
+    *,
+    plan: Plan = Plan.PREMIUM,
+    credits: int = 100_000,
+    **options: Any,
+) -> AsyncClient:
+    """A client of a new team (or of ``key``), its bucket scaled to the emulator's time."""
+    if key is None:
+        key = emu.add_team(plan=plan.value, credits=credits)
+    options.setdefault("polling", FAST_POLLING)
+    rate = plan.rate_limit.scaled(emu.clock.time_scale)
+    return AsyncClient(key, base_url=emu.url, plan=rate, **options)
+
+
+@pytest_asyncio.fixture
+async def client(emu: Emulator) -> AsyncIterator[AsyncClient]:
+    async with connect(emu) as sdk:
+        yield sdk
 
 
 @pytest_asyncio.fixture

@@ -3,16 +3,34 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import pytest_asyncio
 
-from asyncclient import AsyncClient, BatchProgress, Plan, TalkingAvatarRequest
+from asyncclient import (
+    AmbiguousCreationError,
+    AsyncClient,
+    BatchProgress,
+    CreatedProject,
+    Page,
+    Plan,
+    TalkingAvatarRequest,
+    TokenBucket,
+    Video,
+    VideoDetail,
+    VideoJob,
+)
+from asyncclient._convert import decode
+from asyncclient._prepared import PreparedCreation
+from asyncclient.batch import request_batch
 from asyncclient.emulator import Emulator
+from asyncclient.jobs import Jobs
+from asyncclient.poller import Poller, PollPolicy
+from tests.conftest import connect
+from tests.virtual_time import FastForward
 
 SCALE = 60.0
 CREATE = "/v1/project/create"
@@ -30,19 +48,7 @@ def rows(n: int, start: int = 0) -> list[dict[str, str]]:
     ]
 
 
-@pytest_asyncio.fixture
-async def emu() -> AsyncIterator[Emulator]:
-    async with Emulator(time_scale=SCALE, seed=5, processing_seconds=60) as emulator:
-        yield emulator
-
-
-@pytest_asyncio.fixture
-async def client(emu: Emulator) -> AsyncIterator[AsyncClient]:
-    key = emu.add_team(plan="premium", credits=100_000)
-    async with AsyncClient(key, base_url=emu.url, plan=Plan.PREMIUM.rate_limit.scaled(SCALE)) as c:
-        c.jobs.poller.min_interval = 0.02
-        c.jobs.poller.max_interval = 0.05
-        yield c
+pytestmark = pytest.mark.emulator(seed=5, processing_seconds=60)
 
 
 def creations(emu: Emulator) -> int:
@@ -83,13 +89,10 @@ async def test_bad_rows_are_rejected_before_any_credit_is_spent(
 
 
 async def test_failed_videos_do_not_abort_the_batch() -> None:
-    async with Emulator(time_scale=SCALE, seed=11, failure_rate={"class": 0.5}) as emu:
-        key = emu.add_team(plan="premium", credits=100_000)
-        rate = Plan.PREMIUM.rate_limit.scaled(SCALE)
-        async with AsyncClient(key, base_url=emu.url, plan=rate) as client:
-            client.jobs.poller.min_interval = 0.02
-            batch = client.templates.generate_many("tpl_welcome", rows(12), spacing=0)
-            results = await finish(emu, batch)
+    emulator = Emulator(time_scale=SCALE, seed=11, failure_rate={"class": 0.5})
+    async with emulator as emu, connect(emu) as client:
+        batch = client.templates.generate_many("tpl_welcome", rows(12), spacing=0)
+        results = await finish(emu, batch)
     statuses = [r.status for r in results]
     assert set(statuses) == {"completed", "failed"}
     failed = [r for r in results if r.status == "failed"]
@@ -124,20 +127,114 @@ async def _move(emu: Emulator) -> None:
         emu.advance(30)
 
 
-async def test_submissions_are_spaced(emu: Emulator, client: AsyncClient) -> None:
-    batch = client.templates.generate_many("tpl_welcome", rows(4), spacing=1.0)
-    now = [100.0]
-    slept: list[float] = []
+# -- a batch without a client: a fake submitter, jobs that finish at once ----------------
 
-    async def fake_sleep(delay: float) -> None:
-        slept.append(delay)
-        now[0] += delay
 
-    batch._monotonic = lambda: now[0]  # type: ignore[method-assign]
-    batch._sleep = fake_sleep  # type: ignore[method-assign]
-    await finish(emu, batch)
-    # Four submissions, each at least one (virtual) second after the one before.
-    assert slept == [1.0, 1.0, 1.0]
+class _NoVideos:
+    async def get(self, video_id: str) -> VideoDetail:
+        raise AssertionError("a finished job reads nothing")
+
+    async def list_page(self, *, limit: int = 100, offset: int = 0) -> Page[Video]:
+        raise AssertionError("a finished job reads nothing")
+
+
+class FakeSubmitter:
+    """Accepts every row at once; its jobs are already COMPLETED."""
+
+    def __init__(self, clock: FastForward) -> None:
+        self.clock = clock
+        self.sent: list[tuple[float, bytes]] = []
+        self.jobs = Jobs(Poller(_NoVideos(), limiter=TokenBucket(Plan.PREMIUM.rate_limit)))
+
+    async def submit(self, prepared: PreparedCreation) -> VideoJob:
+        self.sent.append((self.clock.monotonic(), prepared.wire.body or b""))
+        n = len(self.sent)
+        job = self.jobs.from_created(CreatedProject(project_id=f"p{n}", video_id=f"v{n}"))
+        done = {"id": f"v{n}", "projectId": f"p{n}", "status": "COMPLETED", "progress": 100}
+        job.state.take_detail(decode(done, VideoDetail))
+        return job
+
+    async def reconcile(self, error: AmbiguousCreationError) -> VideoJob | None:
+        return None
+
+
+def talking_requests(n: int) -> list[TalkingAvatarRequest]:
+    return [TalkingAvatarRequest(script=f"Hi {i}", avatar_id="a", voice_id="v") for i in range(n)]
+
+
+def fake_batch(requests: list[TalkingAvatarRequest], **options: Any) -> tuple[Any, FakeSubmitter]:
+    clock = FastForward(100.0)
+    submitter = FakeSubmitter(clock)
+    jobs = submitter.jobs
+    batch = request_batch(requests, submitter=submitter, jobs=jobs, clock=clock, **options)
+    return batch, submitter
+
+
+async def test_submissions_are_spaced() -> None:
+    batch, submitter = fake_batch(talking_requests(4), spacing=1.0)
+    results = await batch
+    assert [r.status for r in results] == ["completed"] * 4
+    # Four submissions, each one (virtual) second after the one before.
+    assert [t for t, _ in submitter.sent] == [100.0, 101.0, 102.0, 103.0]
+    assert submitter.clock.sleeps == [1.0, 1.0, 1.0]
+
+
+async def test_a_row_is_checked_and_serialised_once() -> None:
+    bad = TalkingAvatarRequest(script="", avatar_id="a", voice_id="v")
+    batch, submitter = fake_batch([*talking_requests(2), bad], spacing=0)
+    items = await batch.prepare()
+    assert [bool(i.problems) for i in items] == [False, False, True]
+    results = await batch
+    assert [r.status for r in results] == ["completed", "completed", "rejected"]
+    # What was sent is the very body the journal fingerprints.
+    sent = [body for _, body in submitter.sent]
+    assert sent == [i.prepared.wire.body for i in items[:2] if i.prepared]
+    assert [i.fingerprint for i in items[:2]] == [
+        hashlib.sha256(body).hexdigest()[:16] for body in sent
+    ]
+    assert json.loads(sent[0])["name"].startswith("batch-")
+
+
+async def test_cancelling_a_batch_cancels_every_row_task() -> None:
+    gate = asyncio.Event()
+
+    class Stuck(FakeSubmitter):
+        async def submit(self, prepared: PreparedCreation) -> VideoJob:
+            self.sent.append((self.clock.monotonic(), b""))
+            await gate.wait()  # never answers
+            raise AssertionError("unreachable")
+
+    clock = FastForward()
+    submitter = Stuck(clock)
+    batch = request_batch(
+        talking_requests(3), submitter=submitter, jobs=submitter.jobs, clock=clock, spacing=0
+    )
+    task = asyncio.ensure_future(batch)
+    while len(submitter.sent) < 3:  # noqa: ASYNC110 (three row tasks now wait in submit)
+        await asyncio.sleep(0)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    # No row task outlived the batch: none is left pending on the loop.
+    others = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+    assert all(t.done() for t in others)
+
+
+async def test_an_error_in_a_row_ends_the_batch_with_that_error() -> None:
+    class Broken(FakeSubmitter):
+        async def submit(self, prepared: PreparedCreation) -> VideoJob:
+            raise KeyError("a bug in a row")
+
+    clock = FastForward()
+    submitter = Broken(clock)
+    batch = request_batch(
+        talking_requests(3), submitter=submitter, jobs=submitter.jobs, clock=clock, spacing=0
+    )
+    with pytest.raises(KeyError, match="a bug in a row"):
+        await batch
+
+
+# -- against the emulator -----------------------------------------------------------------
 
 
 async def test_budget_stops_submitting(emu: Emulator, client: AsyncClient) -> None:
@@ -166,31 +263,27 @@ async def test_a_general_batch_names_its_requests(emu: Emulator, client: AsyncCl
 
 
 async def test_an_interrupted_batch_resumes_without_duplicates(
-    emu: Emulator, client: AsyncClient, tmp_path: Path
+    emu: Emulator, tmp_path: Path
 ) -> None:
     journal = tmp_path / "batch.jsonl"
-    first = client.templates.generate_many("tpl_welcome", rows(8), spacing=1.0, journal=journal)
-    now = [0.0]
-
-    async def slow_spacing(delay: float) -> None:  # each spacing wait takes 20 ms here
-        await asyncio.sleep(0.02)
-        now[0] += delay
-
-    first._monotonic = lambda: now[0]  # type: ignore[method-assign]
-    first._sleep = slow_spacing  # type: ignore[method-assign]
+    key = emu.add_team(plan="premium", credits=100_000)
+    slow = connect(emu, key, clock=FastForward(pause=0.02))  # each wait takes 20 ms here
+    first = slow.templates.generate_many("tpl_welcome", rows(8), spacing=1.0, journal=journal)
     task = asyncio.ensure_future(first)
     while creations(emu) < 4:  # noqa: ASYNC110 (the emulator has no event to wait on)
         await asyncio.sleep(0.01)
     task.cancel()  # like Ctrl-C in the middle of the batch
     with pytest.raises(asyncio.CancelledError):
         await task
+    await slow.aclose()
     sent = creations(emu)
     assert 4 <= sent < 8
     events = [json.loads(line)["ev"] for line in journal.read_text().splitlines()]
     assert events.count("submit") >= sent
 
-    again = client.templates.generate_many("tpl_welcome", rows(8), spacing=0, journal=journal)
-    results = await finish(emu, again)
+    async with connect(emu, key) as client:  # a new process, the same team
+        again = client.templates.generate_many("tpl_welcome", rows(8), spacing=0, journal=journal)
+        results = await finish(emu, again)
     assert [r.status for r in results] == ["completed"] * 8
     assert creations(emu) == 8  # the rows sent before were awaited, not sent again
     assert len({r.video_id for r in results}) == 8
@@ -243,9 +336,8 @@ async def test_polling_leaves_submissions_their_share() -> None:
     async with Emulator(time_scale=scale, seed=4, processing_seconds=600) as emu:
         key = emu.add_team(plan="free", credits=100_000)
         rate = Plan.FREE.rate_limit.scaled(scale)
-        async with AsyncClient(key, base_url=emu.url, plan=rate) as client:
-            client.jobs.poller.min_interval = 0.0  # it would poll flat out if it could
-            client.jobs.poller.max_interval = 0.0
+        flat_out = PollPolicy(min_interval=0.0, max_interval=0.0)  # only the share holds it back
+        async with AsyncClient(key, base_url=emu.url, plan=rate, polling=flat_out) as client:
             batch = client.templates.generate_many("tpl_welcome", rows(60), spacing=0)
             results = await batch
     assert [r.status for r in results] == ["completed"] * 60

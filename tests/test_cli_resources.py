@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -11,10 +10,11 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
-from asyncclient import _cli_resources
 from asyncclient._cli_resources import register, run
+from asyncclient._clock import Clock
 from asyncclient.client import ENV_API_KEY, ENV_BASE_URL
 from asyncclient.emulator import Emulator
+from tests.virtual_time import FastForward
 
 SAMPLE = (Path(__file__).parents[1] / "asyncclient/emulator/data/sample.mp4").read_bytes()
 
@@ -46,8 +46,8 @@ def parse(*argv: str) -> argparse.Namespace:
     return parser.parse_args(list(argv))
 
 
-async def cli(emu: Emulator, key: str, *argv: str) -> int:
-    return await run(parse(*argv, "--base-url", emu.url, "--api-key", key))
+async def cli(emu: Emulator, key: str, *argv: str, clock: Clock | None = None) -> int:
+    return await run(parse(*argv, "--base-url", emu.url, "--api-key", key), clock=clock)
 
 
 async def new_video(emu: Emulator, key: str) -> str:
@@ -195,54 +195,44 @@ async def test_wait_exits_0_when_completed(
 
 
 async def test_wait_polls_until_completed(
-    emu: Emulator, key: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    emu: Emulator, key: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    pauses: list[float] = []
-
-    async def fake_sleep(seconds: float) -> None:  # the poller's wait: time moves on instead
-        pauses.append(seconds)
-        emu.advance(30)
-        await asyncio.sleep(0)
-
-    monkeypatch.setattr(_cli_resources, "_sleep", fake_sleep)
+    # The poller's wait: the emulator's time moves on instead.
+    clock = FastForward(on_sleep=lambda _: emu.advance(30))
+    pauses = clock.sleeps
     video_id = await new_video(emu, key)
-    assert await cli(emu, key, "videos", "wait", video_id, "--interval", "5", "--json") == 0
+    argv = ("videos", "wait", video_id, "--interval", "5", "--json")
+    assert await cli(emu, key, *argv, clock=clock) == 0
     assert json.loads(capsys.readouterr().out)["status"] == "COMPLETED"
     # Progress moved every round, so the poller stayed at --interval (jittered by 10%).
     assert pauses and all(4.5 <= p <= 5.5 for p in pauses)
 
 
 @pytest.fixture
-def fake_time(monkeypatch: pytest.MonkeyPatch) -> list[float]:
-    """A poller sleep that records its pauses and takes 10 ms of real time."""
-    pauses: list[float] = []
-
-    async def fake_sleep(seconds: float) -> None:
-        pauses.append(seconds)
-        await asyncio.sleep(0.01)
-
-    monkeypatch.setattr(_cli_resources, "_sleep", fake_sleep)
-    return pauses
+def fake_time() -> FastForward:
+    """A clock whose sleeps are recorded and take 10 ms of real time."""
+    return FastForward(pause=0.01)
 
 
 async def test_wait_exits_1_when_failed(
-    emu: Emulator, key: str, fake_time: list[float], capsys: pytest.CaptureFixture[str]
+    emu: Emulator, key: str, fake_time: FastForward, capsys: pytest.CaptureFixture[str]
 ) -> None:
     video_id = await new_video(emu, key)
     emu.fail_video(video_id, "voice unavailable")
-    assert await cli(emu, key, "videos", "wait", video_id, "--timeout", "10") == 1
-    assert fake_time == []  # FAILED is terminal: no second read
+    argv = ("videos", "wait", video_id, "--timeout", "10")
+    assert await cli(emu, key, *argv, clock=fake_time) == 1
+    assert fake_time.sleeps == []  # FAILED is terminal: no second read
     captured = capsys.readouterr()
     assert "voice unavailable" in captured.err and captured.out == ""
 
 
 async def test_wait_exits_3_on_timeout(
-    emu: Emulator, key: str, fake_time: list[float], capsys: pytest.CaptureFixture[str]
+    emu: Emulator, key: str, fake_time: FastForward, capsys: pytest.CaptureFixture[str]
 ) -> None:
     video_id = await new_video(emu, key)
     argv = ("videos", "wait", video_id, "--timeout", "0.3", "--interval", "3")
-    assert await cli(emu, key, *argv) == 3
-    assert len(fake_time) >= 2  # it kept polling until the timeout
+    assert await cli(emu, key, *argv, clock=fake_time) == 3
+    assert len(fake_time.sleeps) >= 2  # it kept polling until the timeout
     err = capsys.readouterr().err
     assert "STARTED" in err and "not finished after 0.3 s" in err
 

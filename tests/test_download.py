@@ -17,7 +17,6 @@ from asyncclient import (
     AsyncClient,
     InternalServerError,
     PermissionDeniedError,
-    Plan,
     VideoStatus,
 )
 from asyncclient._download import download_video
@@ -29,18 +28,7 @@ SCALE = 60.0
 SAMPLE = (Path(__file__).parents[1] / "asyncclient/emulator/data/sample.mp4").read_bytes()
 
 
-@pytest_asyncio.fixture
-async def emu() -> AsyncIterator[Emulator]:
-    async with Emulator(time_scale=SCALE, seed=3) as emulator:
-        yield emulator
-
-
-@pytest_asyncio.fixture
-async def client(emu: Emulator) -> AsyncIterator[AsyncClient]:
-    key = emu.add_team(plan="premium", credits=100_000)
-    rate = Plan.PREMIUM.rate_limit.scaled(SCALE)
-    async with AsyncClient(key, base_url=emu.url, plan=rate) as sdk:
-        yield sdk
+pytestmark = pytest.mark.emulator(seed=3)
 
 
 async def started_video(emu: Emulator, client: AsyncClient) -> str:

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import ssl
-from collections.abc import AsyncIterator
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import pytest
-import pytest_asyncio
 import trustme
 
 from asyncclient import (
@@ -33,24 +31,16 @@ from asyncclient import (
     VideoStatus,
 )
 from asyncclient.emulator import Emulator
+from tests.conftest import connect
 
 SCALE = 60.0
 
 
-@pytest_asyncio.fixture
-async def emu() -> AsyncIterator[Emulator]:
-    async with Emulator(time_scale=SCALE, seed=1) as emulator:
-        yield emulator
+pytestmark = pytest.mark.emulator(seed=1)
 
 
 def sdk(emu: Emulator, key: str, plan: Plan = Plan.PREMIUM, **kw: Any) -> AsyncClient:
-    return AsyncClient(key, base_url=emu.url, plan=plan.rate_limit.scaled(SCALE), **kw)
-
-
-@pytest_asyncio.fixture
-async def client(emu: Emulator) -> AsyncIterator[AsyncClient]:
-    async with sdk(emu, emu.add_team(plan="premium", credits=100_000)) as c:
-        yield c
+    return connect(emu, key, plan=plan, **kw)
 
 
 async def test_every_format_is_created_and_completes(emu: Emulator, client: AsyncClient) -> None:
@@ -98,7 +88,6 @@ async def test_every_format_is_created_and_completes(emu: Emulator, client: Asyn
     assert made[4].status == "COMPLETED"  # hook plus demo: done at once
     assert made[8].status == "STARTED" and made[8].video_id is None  # "processing"
     assert made[3].video_id is None and made[3].project_id
-    client.jobs.poller.min_interval = 0.01
     emu.advance(1000)
     videos = await asyncio.wait_for(asyncio.gather(*made), 10)
     for job, video in zip(made, videos, strict=True):

@@ -13,31 +13,24 @@ import pytest_asyncio
 from asyncclient import (
     AsyncClient,
     JobTimeoutError,
-    Plan,
     RateLimit,
     VideoFailedError,
     VideoJob,
 )
 from asyncclient.emulator import Emulator
 from asyncclient.models import Video, VideoDetail
-from asyncclient.poller import Poller
+from asyncclient.poller import PollPolicy
+from tests.conftest import connect
 
 SCALE = 60.0
 
 
-@pytest_asyncio.fixture
-async def emu() -> AsyncIterator[Emulator]:
-    async with Emulator(time_scale=SCALE, seed=3) as emulator:
-        yield emulator
+pytestmark = pytest.mark.emulator(seed=3)
 
 
 @pytest_asyncio.fixture
 async def client(emu: Emulator) -> AsyncIterator[AsyncClient]:
-    key = emu.add_team(plan="premium", credits=1_000_000)
-    rate = Plan.PREMIUM.rate_limit.scaled(SCALE)
-    async with AsyncClient(key, base_url=emu.url, plan=rate) as c:
-        c.jobs.poller.min_interval = 0.01
-        c.jobs.poller.max_interval = 0.05
+    async with connect(emu, credits=1_000_000) as c:
         yield c
 
 
@@ -176,21 +169,28 @@ async def test_many_jobs_are_polled_through_list_pages(emu: Emulator, client: As
 
 
 def test_interval_backs_off_comes_down_and_respects_the_share() -> None:
-    class FakeLimiter:
-        rate = RateLimit(per_minute=60, burst=100)  # 1 a second
+    policy = PollPolicy(jitter=0.0)
+    per_second = RateLimit(per_minute=60, burst=100).per_second  # 1 a second
+    base = policy.min_interval
 
-    class FakeClient:
-        limiter = FakeLimiter()
+    def step(moved: bool, spent: int) -> float:
+        nonlocal base
+        base, wait = policy.next_interval(base, moved=moved, spent=spent, per_second=per_second)
+        return wait
 
-    poller = Poller(FakeClient(), jitter=0.0)  # type: ignore[arg-type]
-    assert poller._next_interval(moved=False, spent=0) == 3.0
-    assert poller._next_interval(moved=False, spent=0) == 4.5
+    assert step(moved=False, spent=0) == 3.0
+    assert step(moved=False, spent=0) == 4.5
     for _ in range(10):
-        poller._next_interval(moved=False, spent=0)
-    assert poller._next_interval(moved=False, spent=0) == 30.0
-    assert poller._next_interval(moved=True, spent=0) == 2.0
+        step(moved=False, spent=0)
+    assert step(moved=False, spent=0) == 30.0
+    assert step(moved=True, spent=0) == 2.0
     # 5 requests in a round at 1 a second, polling held to half of it: 10 s at least.
-    assert poller._next_interval(moved=True, spent=5) == 10.0
+    assert step(moved=True, spent=5) == 10.0
+    # The jitter spreads the wait by up to 10% either way.
+    jittered = PollPolicy(jitter=0.1)
+    _, low = jittered.next_interval(2.0, moved=True, spent=0, per_second=1.0, spread=min)
+    _, high = jittered.next_interval(2.0, moved=True, spent=0, per_second=1.0, spread=max)
+    assert (round(low, 6), round(high, 6)) == (1.8, 2.2)
 
 
 async def test_a_project_with_two_videos_is_done_when_both_are(emu: Emulator) -> None:
@@ -202,12 +202,12 @@ async def test_a_project_with_two_videos_is_done_when_both_are(emu: Emulator) ->
 
     from asyncclient._convert import decode
 
-    job._apply_list_item(decode(video("a", "STARTED", 40), Video))
-    job._apply_list_item(decode(video("b", "STARTED", 10), Video))
+    job.state.take_record(decode(video("a", "STARTED", 40), Video))
+    job.state.take_record(decode(video("b", "STARTED", 10), Video))
     assert (job.video_ids, job.progress, job.status) == (["a", "b"], 10, "STARTED")
-    job._apply_detail(decode(video("a", "COMPLETED", 100), VideoDetail))
+    job.state.take_detail(decode(video("a", "COMPLETED", 100), VideoDetail))
     assert not job.done() and job.status == "STARTED"
-    job._apply_detail(decode(video("b", "COMPLETED", 100), VideoDetail))
+    job.state.take_detail(decode(video("b", "COMPLETED", 100), VideoDetail))
     assert job.done() and job.result().id == "a" and [v.id for v in job.videos] == ["a", "b"]
     await client.aclose()
 

@@ -18,10 +18,10 @@ from asyncclient import (
     Plan,
     RateLimitError,
     RetryPolicy,
-    TokenBucket,
 )
 from asyncclient.errors import APIStatusError
 from asyncclient.retry import is_ambiguous, may_retry
+from tests.virtual_time import FastForward
 from tests.wire import mocked as aioresponses
 
 BASE = "https://api.example.test"
@@ -116,20 +116,12 @@ def test_attempts_and_deadline_end_the_retries() -> None:
 
 @pytest_asyncio.fixture
 async def client() -> AsyncIterator[AsyncClient]:
-    # Instant time: sleeping only moves the clock that the bucket reads.
-    now = [0.0]
-    slept: list[float] = []
-
-    async def fake_sleep(delay: float) -> None:
-        slept.append(delay)
-        now[0] += delay
-
-    bucket = TokenBucket(Plan.PREMIUM.rate_limit, clock=lambda: now[0], sleep=fake_sleep)
+    # Instant time: sleeping only moves the clock that the bucket and the retries read.
+    clock = FastForward()
     async with AsyncClient(
-        api_key="k", base_url=BASE, limiter=bucket, retry=RetryPolicy(random=top)
+        api_key="k", base_url=BASE, plan=Plan.PREMIUM, retry=RetryPolicy(random=top), clock=clock
     ) as c:
-        c._sleep = fake_sleep  # type: ignore[method-assign]
-        c.slept = slept  # type: ignore[attr-defined]
+        c.slept = clock.sleeps  # type: ignore[attr-defined]
         yield c
 
 

@@ -15,6 +15,7 @@ from aiohttp import web
 
 from asyncclient import AsyncClient, Plan
 from asyncclient.emulator import Emulator
+from asyncclient.poller import PollPolicy
 from asyncclient.webhooks import WebhookEvent, WebhookPayloadError, WebhookReceiver, parse_event
 
 FORM_A = {
@@ -139,7 +140,8 @@ async def test_receiver_gets_each_notification_once(
     async with Emulator(time_scale=60.0, webhook_ssl=trust) as emu:
         key = emu.add_team(plan="premium", credits=1000)
         rate = Plan.PREMIUM.rate_limit.scaled(60.0)
-        async with AsyncClient(key, base_url=emu.url, plan=rate) as client:
+        fast = PollPolicy(min_interval=0.01)
+        async with AsyncClient(key, base_url=emu.url, plan=rate, polling=fast) as client:
             cat = emu.catalog
             job = await client.projects.create_talking_avatar(
                 script="Hi", avatar_id=cat.avatars[0], voice_id=cat.voices[0],
@@ -155,7 +157,6 @@ async def test_receiver_gets_each_notification_once(
             assert (event.form, event.status, event.video_id) == ("A", "COMPLETED", job.video_id)
             assert event.metadata["order"] == 42 and event.project_id == job.project_id
             # The truth, read with the API (notifications are not signed):
-            client.jobs.poller.min_interval = 0.01
             video = await asyncio.wait_for(event.job(client), 5)
             assert video.url and video.id == job.video_id
             # A duplicate of the same notification is answered 200 and dropped.

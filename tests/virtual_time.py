@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import heapq
 import itertools
+from collections.abc import Callable
+from datetime import datetime, timezone
 
 
 class VirtualTime:
@@ -48,3 +50,41 @@ class VirtualTime:
         await self.settle()
         while self._heap and self._heap[0][0] - self.now <= limit:
             await self.advance(self._heap[0][0] - self.now)
+
+    def monotonic(self) -> float:
+        """``clock.monotonic()`` of asyncclient's Clock protocol."""
+        return self.now
+
+
+class FastForward:
+    """A clock whose sleeps return at once, moving its time on by what they asked.
+
+    ``sleeps`` records every sleep; ``on_sleep`` (if given) is called with each
+    delay, and ``pause`` real seconds pass per sleep (to let other tasks run).
+    Wall-clock time stays real: the emulator compares timestamps with it.
+    """
+
+    def __init__(
+        self,
+        start: float = 0.0,
+        *,
+        pause: float = 0.0,
+        on_sleep: Callable[[float], object] | None = None,
+    ) -> None:
+        self.time = start
+        self.sleeps: list[float] = []
+        self._pause = pause
+        self._on_sleep = on_sleep
+
+    def monotonic(self) -> float:
+        return self.time
+
+    async def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        await asyncio.sleep(self._pause)  # what is ready runs first, at the sleep's start
+        self.time += max(0.0, seconds)
+        if self._on_sleep is not None:
+            self._on_sleep(seconds)
+
+    def now(self) -> datetime:
+        return datetime.now(timezone.utc)

@@ -1,18 +1,16 @@
-"""What every resource module shares: the client reference, decoding, pagination."""
+"""What every resource module shares: the caller, decoding, pagination."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
+from asyncclient._caller import Caller
 from asyncclient._convert import DecodeError, decode
 from asyncclient._protocol import Envelope
 from asyncclient.errors import APIResponseValidationError
 from asyncclient.models.pages import Page
-
-if TYPE_CHECKING:
-    from asyncclient.client import AsyncClient
 
 __all__ = ["AsyncPager", "Resource", "decode_or_raise", "page_of"]
 
@@ -72,10 +70,14 @@ def _as_json(data: Any) -> str:
 
 
 class Resource:
-    """Base of the resource namespaces (``client.videos`` and so on)."""
+    """Base of the resource namespaces (``client.videos`` and so on).
 
-    def __init__(self, client: AsyncClient) -> None:
-        self._client = client
+    Args:
+        caller: The request path every method sends through.
+    """
+
+    def __init__(self, caller: Caller) -> None:
+        self._caller = caller
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__}>"

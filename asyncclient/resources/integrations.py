@@ -15,7 +15,7 @@ class Integrations(Resource):
 
     async def list(self) -> list[Integration]:
         """Every connected integration (connecting happens in the dashboard)."""
-        envelope = await self._client._call("GET", _LIST)
+        envelope = await self._caller.call("GET", _LIST)
         data = envelope.get("data")
         raw = data.get("integrations") if isinstance(data, dict) else None
         return decode_or_raise(raw, list[Integration], envelope, path="data.integrations")

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from asyncclient._convert import unstructure
+from asyncclient._caller import Caller
+from asyncclient._prepared import PreparedCreation, prepare_creation
 from asyncclient.errors import AmbiguousCreationError
-from asyncclient.jobs import VideoJob
+from asyncclient.jobs import Jobs, VideoJob
 from asyncclient.models.common import (
     AdSettings,
     Audio,
@@ -38,7 +39,7 @@ from asyncclient.models.scenes import Scene, TemplateScene
 from asyncclient.models.videos import CreatedProject
 from asyncclient.resources._base import Resource
 from asyncclient.resources._creation import created_from_envelope, find_created
-from asyncclient.validation import validate
+from asyncclient.resources.videos import Videos
 
 __all__ = ["Projects"]
 
@@ -46,7 +47,18 @@ Metadata = dict[str, Any]
 
 
 class Projects(Resource):
-    """``client.projects``: one ``create_*`` method per creation endpoint."""
+    """``client.projects``: one ``create_*`` method per creation endpoint.
+
+    Args:
+        caller: The request path.
+        jobs: Makes the job each creation returns.
+        videos: Where :meth:`reconcile` looks for an ambiguous creation's video.
+    """
+
+    def __init__(self, caller: Caller, *, jobs: Jobs, videos: Videos) -> None:
+        super().__init__(caller)
+        self._jobs = jobs
+        self._videos = videos
 
     async def create(self, request: CreationRequest) -> VideoJob:
         """Validate and send any creation request; ``await`` the job for the video.
@@ -54,12 +66,20 @@ class Projects(Resource):
         Raises:
             ValidationError: Before sending, with every problem found.
             InsufficientCreditsError: The balance does not cover it.
+            AmbiguousCreationError: It may or may not have been created (not resent).
         """
-        validate(request)
-        envelope = await self._client._call(
-            "POST", request.PATH, json=unstructure(request), creation=request
-        )
-        return self._client.jobs.from_created(created_from_envelope(envelope, request))
+        return await self.submit(prepare_creation(request))
+
+    async def submit(self, prepared: PreparedCreation) -> VideoJob:
+        """Send a creation request checked and serialised before (a batch's row).
+
+        Raises:
+            InsufficientCreditsError: The balance does not cover it.
+            AmbiguousCreationError: It may or may not have been created (not resent).
+        """
+        request = prepared.request
+        envelope = await self._caller.send(prepared.wire, creation=request)
+        return self._jobs.from_created(created_from_envelope(envelope, request))
 
     async def reconcile(
         self, error: AmbiguousCreationError, *, skew: float = 300.0, max_pages: int = 20
@@ -83,7 +103,7 @@ class Projects(Resource):
             AmbiguousCreationError: Several projects match; their ids are in the message.
             ValidationError: The request had no name to look for.
         """
-        video = await find_created(self._client.videos, error, skew=skew, max_pages=max_pages)
+        video = await find_created(self._videos, error, skew=skew, max_pages=max_pages)
         if video is None:
             return None
         found = CreatedProject(
@@ -92,7 +112,7 @@ class Projects(Resource):
             status=str(video.status),
             format=error.format,
         )
-        return self._client.jobs.from_created(found)
+        return self._jobs.from_created(found)
 
     async def create_ugc_ads(
         self,

@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING
 
+from asyncclient._caller import Caller
 from asyncclient._convert import unstructure
 from asyncclient.models.enums import Platform, ScheduleStatus
 from asyncclient.models.pages import Page
 from asyncclient.models.requests import PlatformData, ScheduleRequest
 from asyncclient.models.schedule import ScheduledPost, ScheduledPostCreated
 from asyncclient.resources._base import AsyncPager, Resource, decode_or_raise, page_of
-
-if TYPE_CHECKING:
-    from asyncclient.client import AsyncClient
-
+from asyncclient.resources.integrations import Integrations
 from asyncclient.validation import check_enum, check_offset, check_page_size, raise_if, validate
 
 __all__ = ["Schedule"]
@@ -23,15 +20,21 @@ _LIST = "/v1/schedule/list"
 
 
 class Schedule(Resource):
-    """``client.schedule``."""
+    """``client.schedule``.
 
-    def __init__(self, client: AsyncClient) -> None:
-        super().__init__(client)
+    Args:
+        caller: The request path.
+        integrations: Where an integration's platform is looked up.
+    """
+
+    def __init__(self, caller: Caller, *, integrations: Integrations) -> None:
+        super().__init__(caller)
+        self._integrations = integrations
         self._platforms: dict[str, str] = {}
 
     async def _platform_of(self, integration_id: str) -> str | None:
         if integration_id not in self._platforms:
-            for integration in await self._client.integrations.list():
+            for integration in await self._integrations.list():
                 if integration.type is not None:
                     self._platforms[integration.id] = str(integration.type)
         return self._platforms.get(integration_id)
@@ -73,7 +76,7 @@ class Schedule(Resource):
             platform = await self._platform_of(integration_id)
         if platform is not None:
             validate(request, platform=platform)
-        envelope = await self._client._call("POST", request.PATH, json=unstructure(request))
+        envelope = await self._caller.call("POST", request.PATH, json=unstructure(request))
         return decode_or_raise(envelope.get("data"), ScheduledPostCreated, envelope)
 
     async def list_page(
@@ -92,7 +95,7 @@ class Schedule(Resource):
             + check_offset("offset", offset)
         )
         params = {"status": status, "platform": platform, "limit": limit, "offset": offset}
-        envelope = await self._client._call("GET", _LIST, params=params)
+        envelope = await self._caller.call("GET", _LIST, params=params)
         return page_of(envelope, "scheduledPosts", ScheduledPost, limit=limit, offset=offset)
 
     def list(

@@ -48,7 +48,7 @@ class Social(Resource):
         name = username.strip().removeprefix("@") if isinstance(username, str) else username
         request = AnalyzeAccountRequest(username=name, platform=platform)
         validate(request)
-        envelope = await self._client._call("POST", request.PATH, json=unstructure(request))
+        envelope = await self._caller.call("POST", request.PATH, json=unstructure(request))
         data = envelope.get("data")
         raw = data.get("account") if isinstance(data, dict) else None
         return decode_or_raise(raw, AnalyzedAccount, envelope, path="data.account")
@@ -70,7 +70,7 @@ class Social(Resource):
             limit=limit,
         )
         validate(request)
-        envelope = await self._client._call("POST", request.PATH, json=unstructure(request))
+        envelope = await self._caller.call("POST", request.PATH, json=unstructure(request))
         return decode_or_raise(envelope.get("data"), SearchCreated, envelope)
 
     async def get_search(
@@ -86,7 +86,7 @@ class Social(Resource):
             + check_offset("offset", offset)
         )
         path = f"/v1/social/search/{search_id}"
-        envelope = await self._client._call("GET", path, params={"limit": limit, "offset": offset})
+        envelope = await self._caller.call("GET", path, params={"limit": limit, "offset": offset})
         return decode_or_raise(envelope.get("data"), Search, envelope)
 
     def search_videos(self, search_id: str, *, page_size: int = 50) -> AsyncPager[SocialVideo]:
@@ -127,7 +127,7 @@ class Social(Resource):
         )
         path = f"/v1/niche/{niche_id}/videos"
         params = {"platform": platform, "limit": limit, "offset": offset}
-        envelope = await self._client._call("GET", path, params=params)
+        envelope = await self._caller.call("GET", path, params=params)
         data = envelope.get("data")
         page = page_of(envelope, "videos", SocialVideo, limit=limit, offset=offset)
         raw_niche = data.get("niche") if isinstance(data, dict) else None

@@ -6,18 +6,22 @@ The spec does not name the list's query parameters; we send ``type``,
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
-from asyncclient._template_rows import rows_to_requests
-from asyncclient.batch import Batch, BatchProgress, Item, batch_id_of
-from asyncclient.jobs import DEFAULT_WAIT_TIMEOUT
+from asyncclient._caller import Caller
+from asyncclient._clock import SYSTEM_CLOCK, Clock
+from asyncclient._rows import BatchOptions, BatchSettings, Item
+from asyncclient._template_rows import rows_to_items
+from asyncclient.batch import Batch, JobMaker, Submitter, batch_id_of
 from asyncclient.models.enums import ProjectType
 from asyncclient.models.pages import Page
 from asyncclient.models.templates import Template, TemplateDetail
 from asyncclient.resources._base import AsyncPager, Resource, decode_or_raise, page_of
 from asyncclient.validation import check_enum, check_id, check_offset, check_page_size, raise_if
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = ["Templates"]
 
@@ -25,7 +29,22 @@ _LIST = "/v1/template/list"
 
 
 class Templates(Resource):
-    """``client.templates``."""
+    """``client.templates``.
+
+    Args:
+        caller: The request path.
+        submitter: Submits a batch's rows (``client.projects``).
+        jobs: Makes jobs for rows a journal knows (``client.jobs``).
+        clock: Paces batches.
+    """
+
+    def __init__(
+        self, caller: Caller, *, submitter: Submitter, jobs: JobMaker, clock: Clock = SYSTEM_CLOCK
+    ) -> None:
+        super().__init__(caller)
+        self._submitter = submitter
+        self._jobs = jobs
+        self._clock = clock
 
     async def get(self, template_id: str) -> TemplateDetail:
         """Read one template of the caller's team, with its scenes and variables.
@@ -35,7 +54,7 @@ class Templates(Resource):
         """
         raise_if(check_id("templateId", template_id))
         path = f"/v1/template/{template_id}"
-        envelope = await self._client._call("GET", path)
+        envelope = await self._caller.call("GET", path)
         return decode_or_raise(envelope.get("data"), TemplateDetail, envelope)
 
     async def list_page(
@@ -54,7 +73,7 @@ class Templates(Resource):
             + check_offset("offset", offset)
         )
         params = {"type": type, "limit": limit, "offset": offset}
-        envelope = await self._client._call("GET", _LIST, params=params)
+        envelope = await self._caller.call("GET", _LIST, params=params)
         return page_of(envelope, "templates", Template, limit=limit, offset=offset)
 
     def list(
@@ -81,13 +100,7 @@ class Templates(Resource):
         language: str = "en",
         webhook: str | None = None,
         metadata: dict[str, Any] | None = None,
-        spacing: float = 1.0,
-        concurrency: int = 4,
-        journal: str | os.PathLike[str] | None = None,
-        on_progress: Callable[[BatchProgress], None] | None = None,
-        budget: int | None = None,
-        cost_per_row: int | None = None,
-        wait_timeout: float | None = DEFAULT_WAIT_TIMEOUT,
+        **options: Unpack[BatchOptions],
     ) -> Batch:
         """Generate one video per row from a template (spec 4.9), in bulk.
 
@@ -106,22 +119,18 @@ class Templates(Resource):
             language: Two-letter language code.
             webhook: HTTPS URL notified for each video.
             metadata: Echoed in each notification.
-            spacing: Least seconds between two submissions (spec 8.3: about one).
-            concurrency: Most creation requests in flight at once.
-            journal: A JSON Lines file to record progress in; running the same
-                batch with it again resumes without submitting a row twice.
-            on_progress: Called with a :class:`BatchProgress` after each change.
-            budget: Credits the batch may spend; later rows are ``skipped``.
-            cost_per_row: Credits a row costs; learnt from the first video if omitted.
-            wait_timeout: How long to wait for each video.
+            **options: How the batch runs: ``spacing`` (default 1 s, spec 8.3),
+                ``concurrency``, ``journal``, ``on_progress``, ``budget``,
+                ``cost_per_row``, ``wait_timeout`` (see :class:`BatchSettings`).
 
         Returns:
             A :class:`Batch`: ``await`` it for the results in input order, or
             ``async for`` it for results as they finish.
         """
         raise_if(check_id("templateId", template_id))
+        settings = BatchSettings(**options)
         rows = [dict(row) for row in rows]
-        options = {
+        fields = {
             "title_key": title_key,
             "caption": caption,
             "language": language,
@@ -130,19 +139,13 @@ class Templates(Resource):
         }
 
         async def prepare() -> list[Item]:
-            template = await self.get(template_id)
-            built = rows_to_requests(template, rows, **options)
-            return [Item(i, req, tuple(found)) for i, (req, found) in enumerate(built)]
+            return rows_to_items(await self.get(template_id), rows, **fields)
 
         return Batch(
-            self._client,
             prepare,
+            submitter=self._submitter,
+            jobs=self._jobs,
             batch_id=batch_id_of("template", template_id),
-            spacing=spacing,
-            concurrency=concurrency,
-            journal=journal,
-            on_progress=on_progress,
-            budget=budget,
-            cost_per_row=cost_per_row,
-            wait_timeout=wait_timeout,
+            clock=self._clock,
+            settings=settings,
         )

@@ -6,7 +6,9 @@ import os
 import pathlib
 from collections.abc import Callable
 
+from asyncclient._caller import Caller
 from asyncclient._download import download_video
+from asyncclient._transport import AiohttpTransport
 from asyncclient.models.enums import ProjectType, VideoListStatus
 from asyncclient.models.pages import Page
 from asyncclient.models.videos import Video, VideoDetail
@@ -19,7 +21,16 @@ _LIST = "/v1/video/list"
 
 
 class Videos(Resource):
-    """``client.videos``."""
+    """``client.videos``.
+
+    Args:
+        caller: The request path.
+        files: Streams the signed file URLs of downloads (no API key, no rate limit).
+    """
+
+    def __init__(self, caller: Caller, *, files: AiohttpTransport) -> None:
+        super().__init__(caller)
+        self._files = files
 
     async def get(self, video_id: str) -> VideoDetail:
         """Read one video (detail view).
@@ -36,7 +47,7 @@ class Videos(Resource):
         """
         raise_if(check_id("videoId", video_id))
         path = f"/v1/video/{video_id}"
-        envelope = await self._client._call("GET", path)
+        envelope = await self._caller.call("GET", path)
         return decode_or_raise(envelope.get("data"), VideoDetail, envelope)
 
     async def download(
@@ -73,7 +84,7 @@ class Videos(Resource):
         """
         return await download_video(
             self.get,
-            self._client._transport,
+            self._files,
             video,
             path,
             progress=progress,
@@ -106,7 +117,7 @@ class Videos(Resource):
             + check_offset("offset", offset)
         )
         params = {"type": type, "status": status, "limit": limit, "offset": offset}
-        envelope = await self._client._call("GET", _LIST, params=params)
+        envelope = await self._caller.call("GET", _LIST, params=params)
         return page_of(envelope, "videos", Video, limit=limit, offset=offset)
 
     def list(

@@ -1,0 +1,189 @@
+"""The one request path: build -> limiter -> retry -> transport -> decode -> rate-limit headers.
+
+:class:`Caller` is what every resource sends through. It knows requests,
+envelopes, the limiter and the retry policy; it knows nothing of resources, jobs
+or batches (they sit above it and take it as an argument).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+from asyncclient._clock import SYSTEM_CLOCK, Clock
+from asyncclient._protocol import (
+    Envelope,
+    Request,
+    Response,
+    build_request,
+    decode_envelope,
+    parse_rate_limit,
+)
+from asyncclient.errors import AmbiguousCreationError, APIError, RateLimitError
+from asyncclient.models.requests import CreationRequest
+from asyncclient.ratelimit import Limiter, TokenBucket, plan_for_limit
+from asyncclient.retry import RetryPolicy, is_ambiguous
+
+__all__ = ["Caller", "ClientStats", "Sender"]
+
+logger = logging.getLogger("asyncclient")
+
+
+class Sender(Protocol):
+    """What the caller needs of a transport: send one request, get (status, headers, body)."""
+
+    async def send(self, request: Request) -> Response: ...
+
+
+class ClientStats:
+    """What a client has sent so far (the demo's summary and benchmarks read it)."""
+
+    __slots__ = ("attempts", "rate_limited", "requests", "retries")
+
+    def __init__(self) -> None:
+        self.requests = 0
+        """Logical requests (each retried request counts once)."""
+        self.attempts = 0
+        """HTTP attempts, retries included."""
+        self.retries = 0
+        self.rate_limited = 0
+        """429 answers received."""
+
+    def __repr__(self) -> str:
+        return (
+            f"<ClientStats requests={self.requests} attempts={self.attempts} "
+            f"retries={self.retries} 429s={self.rate_limited}>"
+        )
+
+
+class Caller:
+    """Sends requests through the limiter, the retry policy and the transport.
+
+    Args:
+        transport: Sends one request (``AiohttpTransport``, or a fake in tests).
+        limiter: Every attempt takes a token of it first.
+        retry: Decides whether and when a failed attempt is tried again.
+        clock: Measures the time a request has taken and sleeps between retries.
+        adopt_limit: Take the limit of ``X-RateLimit-Limit`` into the token bucket
+            (the plan was not given).
+    """
+
+    def __init__(
+        self,
+        transport: Sender,
+        *,
+        limiter: Limiter,
+        retry: RetryPolicy | None = None,
+        clock: Clock = SYSTEM_CLOCK,
+        adopt_limit: bool = False,
+    ) -> None:
+        self.transport = transport
+        self.limiter = limiter
+        self.retry = retry if retry is not None else RetryPolicy()
+        self.clock = clock
+        self.stats = ClientStats()
+        self._adopt_limit = adopt_limit
+
+    def __repr__(self) -> str:
+        return f"<Caller {self.limiter!r}>"
+
+    async def call(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, Any] | None = None,
+        json: Any = None,
+        creation: CreationRequest | None = None,
+    ) -> Envelope:
+        """Send a request and return the decoded envelope.
+
+        Args:
+            method: HTTP method.
+            path: Path beginning with ``/v1``.
+            params: Query parameters (``None`` values are left out).
+            json: A JSON-ready body.
+            creation: The creation request a POST carries: a failure that leaves open
+                whether the service processed it raises :class:`AmbiguousCreationError`
+                and is never retried.
+
+        Raises:
+            APIError: What the service or the connection answered, after the retries.
+        """
+        request = build_request(method, path, params=dict(params or {}), json_body=json)
+        return await self.send(request, creation=creation)
+
+    async def send(self, request: Request, *, creation: CreationRequest | None = None) -> Envelope:
+        """Send ``request`` with the limiter, the retry policy and the ambiguity rule."""
+        started = self.clock.monotonic()
+        sent_at = self.clock.now()
+        attempt = 0
+        self.stats.requests += 1
+        while True:
+            attempt += 1
+            self.stats.attempts += 1
+            await self.limiter.acquire()
+            try:
+                return await self._attempt(request, attempt)
+            except APIError as exc:
+                if isinstance(exc, RateLimitError):
+                    self.stats.rate_limited += 1
+                    self.limiter.pause(exc.retry_after if exc.retry_after is not None else 1.0)
+                delay = self.retry(attempt, exc, elapsed=self.clock.monotonic() - started)
+                if delay is None:
+                    if creation is not None and is_ambiguous(exc):
+                        raise _ambiguous(request, creation, exc, sent_at) from exc
+                    raise
+                self.stats.retries += 1
+                logger.info(
+                    "%s %s failed (%s); retry %d in %.2f s",
+                    request.method,
+                    request.path,
+                    type(exc).__name__,
+                    attempt,
+                    delay,
+                )
+                await self.clock.sleep(delay)
+
+    async def _attempt(self, request: Request, attempt: int) -> Envelope:
+        started = time.perf_counter()  # the log line's duration, not pacing
+        status: int | str = "error"
+        try:
+            response = await self.transport.send(request)
+            status = response.status
+            self._follow_headers(response.headers)
+            return decode_envelope(request, response)
+        finally:
+            if logger.isEnabledFor(logging.DEBUG):
+                logger.debug(
+                    "%s %s -> %s in %.1f ms (attempt %d)",
+                    request.method,
+                    request.path,
+                    status,
+                    (time.perf_counter() - started) * 1000,
+                    attempt,
+                )
+
+    def _follow_headers(self, headers: Mapping[str, str]) -> None:
+        info = parse_rate_limit(headers)
+        bucket = self.limiter if isinstance(self.limiter, TokenBucket) else None
+        if self._adopt_limit and bucket and info.limit and info.limit != bucket.rate.per_minute:
+            bucket.set_rate(plan_for_limit(info.limit))
+        self.limiter.observe(info.remaining, info.reset_after)
+
+
+def _ambiguous(
+    request: Request, creation: CreationRequest, exc: APIError, sent_at: Any
+) -> AmbiguousCreationError:
+    return AmbiguousCreationError(
+        f"the service may or may not have created this {creation.FORMAT} "
+        f"project ({exc}); not resent, to avoid paying twice: use "
+        "client.projects.reconcile(error) to look for it",
+        request=creation,
+        sent_at=sent_at,
+        cause=exc,
+        method=request.method,
+        path=request.path,
+    )

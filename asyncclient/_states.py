@@ -1,0 +1,180 @@
+"""Every state machine of the client, as tables: what may follow what, and where it ends.
+
+Three machines, each a :class:`Table` of allowed transitions and a terminal set
+(everything that decides them lives here):
+
+- :data:`VIDEO`: a video's status as we read it (spec 3.1: STARTED -> COMPLETED |
+  FAILED). A terminal status sticks: a record that says otherwise afterwards is a
+  stale read (the list shifted, a replica lagged) and is not taken.
+- :data:`ROW`: a batch row's outcome (:class:`RowOutcome`). Only the batch moves
+  it; a move the table does not allow is a bug and raises.
+- :data:`JOURNAL`: the events a batch journal records for a row
+  (:class:`JournalEvent`); replaying a journal checks them, so a damaged file is
+  refused instead of resumed wrongly.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Hashable, Mapping
+from typing import Generic, TypeVar
+
+from attrs import frozen
+
+__all__ = [
+    "JOURNAL",
+    "ROW",
+    "VIDEO",
+    "JournalEvent",
+    "RowOutcome",
+    "Table",
+    "VideoState",
+]
+
+S = TypeVar("S", bound=Hashable)
+
+
+@frozen
+class Table(Generic[S]):
+    """A state machine: ``transitions[state]`` is what may follow ``state``."""
+
+    name: str
+    transitions: Mapping[S, frozenset[S]]
+    terminal: frozenset[S]
+
+    def allows(self, old: S, new: S) -> bool:
+        """True when ``new`` may follow ``old``."""
+        return new in self.transitions.get(old, frozenset())
+
+    def check(self, old: S, new: S) -> S:
+        """Return ``new``, or raise ``ValueError`` naming the machine and both states."""
+        if not self.allows(old, new):
+            raise ValueError(f"{self.name}: {_name(new)} cannot follow {_name(old)}")
+        return new
+
+    def is_terminal(self, state: S) -> bool:
+        return state in self.terminal
+
+
+def _name(state: object) -> str:
+    return str(getattr(state, "value", state))
+
+
+class _StrEnum(str, enum.Enum):
+    """An enum whose members are their wire strings (``RowOutcome.COMPLETED == "completed"``)."""
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+
+# -- a video's status (spec 3.1) ----------------------------------------------------------
+
+
+class VideoState(_StrEnum):
+    """A video's status as a job tracks it; ``UNKNOWN`` before the first read."""
+
+    UNKNOWN = "UNKNOWN"
+    STARTED = "STARTED"
+    COMPLETED = "COMPLETED"
+    FAILED = "FAILED"
+
+    @classmethod
+    def of(cls, status: object) -> VideoState:
+        """Read a record's status: the list filter's words too; anything unknown is running.
+
+        ``processing`` (template generation) and statuses the spec does not name
+        read as ``STARTED``: not finished.
+        """
+        if status is None:
+            return cls.UNKNOWN
+        text = str(getattr(status, "value", status))
+        return _VIDEO_WORDS.get(text, cls.STARTED)
+
+
+_VIDEO_WORDS = {
+    "STARTED": VideoState.STARTED,
+    "COMPLETED": VideoState.COMPLETED,
+    "FAILED": VideoState.FAILED,
+    "processing": VideoState.STARTED,
+    "completed": VideoState.COMPLETED,
+    "failed": VideoState.FAILED,
+}
+
+_V = VideoState
+VIDEO: Table[VideoState] = Table(
+    "video status",
+    {
+        _V.UNKNOWN: frozenset({_V.UNKNOWN, _V.STARTED, _V.COMPLETED, _V.FAILED}),
+        _V.STARTED: frozenset({_V.STARTED, _V.COMPLETED, _V.FAILED}),
+        _V.COMPLETED: frozenset({_V.COMPLETED}),
+        _V.FAILED: frozenset({_V.FAILED}),
+    },
+    frozenset({_V.COMPLETED, _V.FAILED}),
+)
+
+
+# -- a batch row's outcome ----------------------------------------------------------------
+
+
+class RowOutcome(_StrEnum):
+    """Where a batch row stands; a :class:`RowResult` carries one of the four terminal ones."""
+
+    PENDING = "pending"
+    """Not submitted yet."""
+    SUBMITTED = "submitted"
+    """The service accepted it (or an earlier run did); its video is awaited."""
+    COMPLETED = "completed"
+    """The video completed."""
+    FAILED = "failed"
+    """The video failed, or was not finished in time."""
+    REJECTED = "rejected"
+    """Bad input, or refused by the service: no video was made."""
+    SKIPPED = "skipped"
+    """Not submitted: the credit budget was reached."""
+
+
+_R = RowOutcome
+ROW: Table[RowOutcome] = Table(
+    "batch row",
+    {
+        _R.PENDING: frozenset({_R.SUBMITTED, _R.REJECTED, _R.SKIPPED}),
+        _R.SUBMITTED: frozenset({_R.COMPLETED, _R.FAILED}),
+        _R.COMPLETED: frozenset(),
+        _R.FAILED: frozenset(),
+        _R.REJECTED: frozenset(),
+        _R.SKIPPED: frozenset(),
+    },
+    frozenset({_R.COMPLETED, _R.FAILED, _R.REJECTED, _R.SKIPPED}),
+)
+
+
+# -- a batch journal's events -------------------------------------------------------------
+
+
+class JournalEvent(_StrEnum):
+    """What a journal line records of a row (``none``: nothing yet)."""
+
+    NONE = "none"
+    SUBMIT = "submit"
+    """Written before the creation request leaves."""
+    ACCEPTED = "accepted"
+    """The service answered with the project's ids (or reconciliation found it)."""
+    REJECTED = "rejected"
+    """The service refused it: nothing was made."""
+    DONE = "done"
+    """The video finished (completed or failed)."""
+
+
+_J = JournalEvent
+JOURNAL: Table[JournalEvent] = Table(
+    "journal",
+    {
+        _J.NONE: frozenset({_J.SUBMIT}),
+        # SUBMIT again: reconciliation found nothing, so the row is sent once more.
+        _J.SUBMIT: frozenset({_J.SUBMIT, _J.ACCEPTED, _J.REJECTED}),
+        _J.ACCEPTED: frozenset({_J.DONE}),
+        _J.REJECTED: frozenset({_J.SUBMIT}),  # a later run sends a refused row again
+        _J.DONE: frozenset({_J.DONE}),  # a later run reads a finished row again
+    },
+    frozenset({_J.DONE}),
+)

@@ -1,0 +1,193 @@
+"""What is known of one job's videos: the state the poller writes and a VideoJob reads.
+
+:class:`JobState` is the in-package interface between the poller (and, later,
+anything else that learns of a video: a notification) and :class:`VideoJob`.
+Whoever reads a video hands the record in with :meth:`JobState.take_record`
+(a list view) or :meth:`JobState.take_detail`; a failure that ends the wait goes
+in with :meth:`JobState.fail`. Status moves follow :data:`asyncclient._states.VIDEO`:
+a finished video stays finished.
+
+A project may hold several videos (spec 4.10); the job is done when all are, and
+fails if any fails.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import attrs
+
+from asyncclient._states import VIDEO, VideoState
+from asyncclient.errors import VideoFailedError
+from asyncclient.models.videos import Video, VideoDetail
+
+__all__ = ["JobState"]
+
+logger = logging.getLogger("asyncclient")
+
+
+class JobState:
+    """The videos of one project as last read, and the job's outcome once known.
+
+    Args:
+        project_id: The project followed.
+        video_id: Its (first) video, when the creation response named one.
+        status: The status the creation response gave.
+    """
+
+    __slots__ = (
+        "_changed",
+        "_created_status",
+        "_details",
+        "_error",
+        "_order",
+        "_result",
+        "_states",
+        "project_id",
+        "read_detail",
+    )
+
+    def __init__(
+        self, *, project_id: str | None, video_id: str | None = None, status: str | None = None
+    ) -> None:
+        if project_id is None and video_id is None:
+            raise ValueError("a job needs a video id or a project id")
+        self.project_id = project_id
+        self.read_detail = True
+        """Read each finished video's detail (one GET each); when False, the list's record
+        is the result (batches)."""
+        self._order: list[str] = []
+        self._states: dict[str, tuple[VideoState, int | None]] = {}
+        self._details: dict[str, VideoDetail] = {}
+        self._result: VideoDetail | None = None
+        self._error: BaseException | None = None
+        self._changed: asyncio.Event | None = None
+        self._created_status = VideoState.of(status)
+        if video_id is not None:
+            self._order.append(video_id)
+            self._states[video_id] = (self._created_status, None)
+
+    # -- reading -------------------------------------------------------------------------
+
+    @property
+    def video_ids(self) -> list[str]:
+        """Every video of the project seen so far, the first named first."""
+        return list(self._order)
+
+    @property
+    def status(self) -> str | None:
+        """``STARTED``, ``COMPLETED`` or ``FAILED`` (the least finished video's), or None."""
+        states = [s for s, _ in self._states.values()]
+        if not states:
+            return _text(self._created_status)
+        if VideoState.FAILED in states:
+            return VideoState.FAILED.value
+        if all(s is VideoState.COMPLETED for s in states):
+            return VideoState.COMPLETED.value
+        return _text(next((s for s in states if not VIDEO.is_terminal(s)), states[0]))
+
+    @property
+    def progress(self) -> int | None:
+        """0 to 100 (the least advanced video's), or None before the first read."""
+        known = [p for _, p in self._states.values() if p is not None]
+        return min(known) if known else None
+
+    @property
+    def videos(self) -> list[VideoDetail]:
+        """The detail of every finished video read so far."""
+        return [self._details[v] for v in self._order if v in self._details]
+
+    @property
+    def result(self) -> VideoDetail | None:
+        return self._result
+
+    @property
+    def error(self) -> BaseException | None:
+        return self._error
+
+    def done(self) -> bool:
+        """True once the job completed or failed."""
+        return self._result is not None or self._error is not None
+
+    def needs_detail(self) -> list[str]:
+        """Finished videos whose detail is still to be read."""
+        finished = [v for v in self._order if VIDEO.is_terminal(self._states[v][0])]
+        return [v for v in finished if v not in self._details]
+
+    async def changed(self) -> None:
+        """Wait for the next change of any video's status or progress, or the outcome."""
+        if self._changed is None:
+            self._changed = asyncio.Event()
+        await self._changed.wait()
+
+    # -- writing (the poller, a notification) ------------------------------------------------
+
+    def take_record(self, video: Video) -> None:
+        """Take in a list-view record of one of the job's videos."""
+        known = self._states.get(video.id)
+        if known is None:
+            self._order.append(video.id)
+        old = known[0] if known else VideoState.UNKNOWN
+        new = VideoState.of(video.status)
+        if not VIDEO.allows(old, new):
+            logger.debug("video %s: %s after %s is a stale read; ignored", video.id, new, old)
+            return
+        after = (new, video.progress)
+        if known != after:
+            self._states[video.id] = after
+            self._notify()
+        if not self.read_detail and VIDEO.is_terminal(new) and video.id not in self._details:
+            self._details[video.id] = _as_detail(video)
+            self._finish_if_done()
+
+    def take_detail(self, detail: VideoDetail) -> None:
+        """Take in a detail view; finish the job when every video is finished."""
+        self.take_record(detail)
+        state = VideoState.of(detail.status)
+        if VIDEO.is_terminal(state) and self._states[detail.id][0] is state:
+            self._details[detail.id] = detail
+        self._finish_if_done()
+
+    def fail(self, error: BaseException) -> None:
+        """End the job with ``error`` (nothing will tell its outcome), unless it is done."""
+        if not self.done():
+            self._error = error
+            self._notify()
+
+    def _notify(self) -> None:
+        if self._changed is not None:
+            self._changed.set()
+            self._changed = None
+
+    def _finish_if_done(self) -> None:
+        if self.done() or not self._order or self.needs_detail():
+            return
+        if any(not VIDEO.is_terminal(self._states[v][0]) for v in self._order):
+            return
+        for vid in self._order:
+            detail = self._details[vid]
+            if VideoState.of(detail.status) is VideoState.FAILED:
+                self._error = VideoFailedError(
+                    detail.message or "video generation failed",
+                    video_id=vid,
+                    project_id=self.project_id,
+                    video=detail,
+                )
+                break
+        else:
+            self._result = self._details[self._order[0]]
+        self._notify()
+
+
+def _text(state: VideoState) -> str | None:
+    return None if state is VideoState.UNKNOWN else state.value
+
+
+def _as_detail(video: Video) -> VideoDetail:
+    """A detail record from a list-view one; the detail-only fields stay None."""
+    if isinstance(video, VideoDetail):
+        return video
+    values = {a.name: getattr(video, a.name) for a in attrs.fields(Video)}
+    frames = video.duration_in_frames
+    return VideoDetail(**values, duration_in_seconds=None if frames is None else frames / 25)
