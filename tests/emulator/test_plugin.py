@@ -9,18 +9,19 @@ import aiohttp
 from asyncclient.emulator import Emulator
 
 
-async def test_emulator_fixture(emulator: Emulator, emulator_api_key: str) -> None:
-    assert emulator.url.startswith("http://127.0.0.1:")
-    assert emulator.clock.time_scale == 60.0
+async def test_emulator_fixture(asyncclient_emulator: Emulator, asyncclient_api_key: str) -> None:
+    assert asyncclient_emulator.url.startswith("http://127.0.0.1:")
+    assert asyncclient_emulator.clock.time_scale == 60.0
     async with (
         aiohttp.ClientSession() as session,
         session.get(
-            emulator.url + "/v1/integration/list", headers={"x-api-key": emulator_api_key}
+            asyncclient_emulator.url + "/v1/integration/list",
+            headers={"x-api-key": asyncclient_api_key},
         ) as resp,
     ):
         assert resp.status == 200
 
 
-async def test_client_fixture(client: Any, emulator: Emulator) -> None:
-    integrations = await client.integrations.list()
-    assert [i.id for i in integrations] == emulator.catalog.integrations
+async def test_client_fixture(asyncclient_client: Any, asyncclient_emulator: Emulator) -> None:
+    integrations = await asyncclient_client.integrations.list()
+    assert [i.id for i in integrations] == asyncclient_emulator.catalog.integrations
