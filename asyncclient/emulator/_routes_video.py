@@ -228,6 +228,8 @@ async def list_templates(request: web.Request) -> web.Response:
         return error(400, page)
     limit, offset = page
     ptype = request.query.get("type")
+    if ptype is not None and ptype not in list(enums.ProjectType):  # as the video list does
+        return error(400, f"type: invalid project type {ptype!r}")
     records = [
         t for t in ctx.catalog.records["templates"] if ptype in (None, "all") or t["type"] == ptype
     ]

@@ -168,7 +168,7 @@ async def test_template_missing_variable_fails_generation(api: Api, emu: Emulato
         ({"type": "ugc_ads"}, "type: must match the template type (class)"),
         ({"templateId": "tpl_nope"}, "templateId: template tpl_nope not found"),
         ({"templateId": "t" * 21}, "templateId: templateId cannot exceed 20 characters"),
-        ({"title": "x" * 101}, "title: title cannot exceed 100 characters"),
+        ({"title": "x" * 201}, "title: title cannot exceed 200 characters"),
         ({"caption": None}, "caption: caption is required"),
         ({"language": "eng"}, "language: language cannot exceed 2 characters"),
         ({"scenes": []}, "scenes: at least one scene is required"),
