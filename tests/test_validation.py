@@ -257,11 +257,11 @@ CASES: dict[str, tuple[Any, list[str]]] = {
     "metadata 5120 ok": (evolve(UGC_ADS, metadata={"k": "x" * 5112}), []),
     "metadata 5121": (
         evolve(UGC_ADS, metadata={"k": "x" * 5113}),
-        ["metadata: must be at most 5120 bytes as JSON (got 5121)"],
+        ["metadata: metadata cannot exceed 5KB (5120 bytes as JSON, got 5121)"],
     ),
     "metadata counts UTF-8 bytes": (
         evolve(TEMPLATE, metadata={"k": "\u00e9" * 2557}),
-        ["metadata: must be at most 5120 bytes as JSON (got 5122)"],
+        ["metadata: metadata cannot exceed 5KB (5120 bytes as JSON, got 5122)"],
     ),
     "metadata not dict": (
         evolve(UGC_ADS, metadata=["a"]),
@@ -444,7 +444,10 @@ CASES: dict[str, tuple[Any, list[str]]] = {
     "media not a list": (evolve(UGC_ADS, media="m1"), ["media: must be a list of media IDs"]),
     "add-captions media": (evolve(CAPTIONS, media=""), ["media: media ID is required"]),
     # UGC video (spec 4.7)
-    "ugc language fr": (evolve(UGC_VIDEO, language="fr"), ["language: must be 'en' or 'es'"]),
+    "ugc language fr": (
+        evolve(UGC_VIDEO, language="fr"),
+        ["language: invalid language (use en or es)"],
+    ),
     "ugc language member": (evolve(UGC_VIDEO, language=UGCLanguage.EN), []),
     "ugc language empty": (evolve(UGC_VIDEO, language=""), ["language: language is required"]),
     "ugc caption None": (evolve(UGC_VIDEO, caption=None), ["caption: caption is required"]),
@@ -847,7 +850,7 @@ def test_every_problem_is_reported_in_field_order() -> None:
         "lipsyncModel: invalid lipsync model (use base or pro)",
         "name: must be at most 100 characters",
         "webhook: must be a valid HTTPS URL",
-        "metadata: must be at most 5120 bytes as JSON (got 6008)",
+        "metadata: metadata cannot exceed 5KB (5120 bytes as JSON, got 6008)",
     ]
 
 

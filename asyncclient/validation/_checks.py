@@ -278,7 +278,7 @@ def _media(*, missing: str | None) -> Rule:
 
 
 def _metadata(obj: Any, prefix: str, ctx: _Ctx) -> list[str]:
-    # spec 4 and 8.2: an object of at most 5KB
+    # spec 4 and 8.2: an object of at most 5KB: 5120 bytes of compact UTF-8 JSON (README)
     value, path = obj.metadata, prefix + "metadata"
     if value is None:
         return []
@@ -290,7 +290,8 @@ def _metadata(obj: Any, prefix: str, ctx: _Ctx) -> list[str]:
         return [f"{path}: must be JSON-serialisable"]
     size = len(text.encode("utf-8"))
     if size > METADATA_MAX_BYTES:
-        return [f"{path}: must be at most {METADATA_MAX_BYTES} bytes as JSON (got {size})"]
+        limit = f"{METADATA_MAX_BYTES} bytes as JSON, got {size}"
+        return [f"{path}: metadata cannot exceed 5KB ({limit})"]
     return []
 
 

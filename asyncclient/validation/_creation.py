@@ -162,7 +162,7 @@ def _ugc_language(obj: Any, prefix: str, ctx: _Ctx) -> list[str]:
     if value is None or value == "":
         return [f"{prefix}language: language is required"]
     if check_enum("language", value, UGCLanguage):
-        return [f"{prefix}language: must be 'en' or 'es'"]
+        return [f"{prefix}language: invalid language (use en or es)"]
     return []
 
 

@@ -201,7 +201,7 @@ async def test_list_pagination_counts_projects(api: Api, emu: Emulator, ugc_body
     _, _, last = await api.get("/v1/video/list?limit=2&offset=4")
     assert [v["projectId"] for v in last["data"]["videos"]] == [ids[0]]
     status, _, body = await api.get("/v1/video/list?limit=101")
-    assert (status, body["message"]) == (400, "limit: must be at most 100")
+    assert (status, body["message"]) == (400, "limit: must be between 1 and 100")
 
 
 async def test_list_filters(api: Api, emu: Emulator, ugc_body: Body) -> None:
