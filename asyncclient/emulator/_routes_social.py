@@ -166,7 +166,7 @@ async def analyze_account(request: web.Request) -> web.Response:
     if isinstance(body, web.Response):
         return body
     c = Checker(ctx.catalog)
-    username = c.string(body, "username", "username", required=True)
+    username = c.string(body, "username", "username", required=True, min_len=0)
     if username is not None:  # spec 4.15: normalized automatically (a leading @, spaces)
         username = username.strip().removeprefix("@").lower()
         if not username:

@@ -53,7 +53,7 @@ def _media_value(obj: Any, prefix: str, ctx: _Ctx) -> list[str]:
 _VARIABLE_RULES: tuple[Rule, ...] = (
     _text("key", 100, missing="key is required"),
     _text("value", 2000, missing="value is required", empty_ok=True),
-    _enum("type", TemplateVariableType, missing="type is required"),
+    _enum("type", TemplateVariableType),  # optional: text by default (README, choices)
     _media_value,
 )
 
