@@ -35,9 +35,18 @@ class PreparedCreation:
         return hashlib.sha256(self.wire.body or b"").hexdigest()[:16]
 
 
-def check_creation(request: CreationRequest) -> tuple[PreparedCreation | None, list[str]]:
-    """The prepared request, or None and every problem the spec's rules find."""
-    found = problems(request)
+def check_creation(
+    request: CreationRequest, *, failures: bool = False
+) -> tuple[PreparedCreation | None, list[str]]:
+    """The prepared request, or None and every problem the spec's rules find.
+
+    Args:
+        request: The creation request.
+        failures: Also refuse what the service accepts but whose generation then
+            fails (a template placeholder without a value): a batch does, so as not
+            to pay for such a row; a single creation sends it, as the service takes it.
+    """
+    found = problems(request, failures=failures)
     if found:
         return None, found
     wire = build_request("POST", request.PATH, json_body=unstructure(request))

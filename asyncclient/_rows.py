@@ -145,7 +145,7 @@ class Item:
         problems = list(found)
         prepared = None
         if request is not None:
-            prepared, more = check_creation(request)
+            prepared, more = check_creation(request, failures=True)
             problems += more
         return cls(index, None if problems else prepared, tuple(problems))
 

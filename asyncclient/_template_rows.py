@@ -26,7 +26,7 @@ def _scene(
         if name not in values:
             if name in declared and name not in scene.placeholders():
                 missing.append(f"scenes[{index}].variables: missing value for variable '{name}'")
-            continue  # a placeholder without a value: validation names it
+            continue  # a placeholder without a value: Item.of names it (failures=True)
         kind = declared[name].type if name in declared else None
         variables.append(
             TemplateVariable(key=name, value=values[name], type=kind or TemplateVariableType.TEXT)

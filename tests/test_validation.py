@@ -62,6 +62,7 @@ from asyncclient.validation import (
     check_range,
     problems,
     raise_if,
+    unfilled_placeholders,
     validate,
 )
 
@@ -256,11 +257,11 @@ CASES: dict[str, tuple[Any, list[str]]] = {
     "metadata 5120 ok": (evolve(UGC_ADS, metadata={"k": "x" * 5112}), []),
     "metadata 5121": (
         evolve(UGC_ADS, metadata={"k": "x" * 5113}),
-        ["metadata: must be at most 5120 bytes as JSON (got 5121)"],
+        ["metadata: metadata cannot exceed 5KB (5120 bytes as JSON, got 5121)"],
     ),
     "metadata counts UTF-8 bytes": (
         evolve(TEMPLATE, metadata={"k": "\u00e9" * 2557}),
-        ["metadata: must be at most 5120 bytes as JSON (got 5122)"],
+        ["metadata: metadata cannot exceed 5KB (5120 bytes as JSON, got 5122)"],
     ),
     "metadata not dict": (
         evolve(UGC_ADS, metadata=["a"]),
@@ -289,7 +290,7 @@ CASES: dict[str, tuple[Any, list[str]]] = {
     ),
     "caption.alignment": (
         evolve(TALKING, caption=Caption(alignment="centre")),
-        ["caption.alignment: invalid alignment (use top, middle or bottom)"],
+        ["caption.alignment: alignment value invalid (use top, middle or bottom)"],
     ),
     "caption.preset": (
         evolve(CAPTIONS, caption=Caption(preset="x")),
@@ -323,7 +324,7 @@ CASES: dict[str, tuple[Any, list[str]]] = {
         ),
         [
             "textSettings.preset: invalid text preset 'x'",
-            "textSettings.alignment: invalid alignment (use top, middle or bottom)",
+            "textSettings.alignment: alignment value invalid (use top, middle or bottom)",
             "textSettings.textColor: must be a hex colour",
         ],
     ),
@@ -443,7 +444,10 @@ CASES: dict[str, tuple[Any, list[str]]] = {
     "media not a list": (evolve(UGC_ADS, media="m1"), ["media: must be a list of media IDs"]),
     "add-captions media": (evolve(CAPTIONS, media=""), ["media: media ID is required"]),
     # UGC video (spec 4.7)
-    "ugc language fr": (evolve(UGC_VIDEO, language="fr"), ["language: must be 'en' or 'es'"]),
+    "ugc language fr": (
+        evolve(UGC_VIDEO, language="fr"),
+        ["language: invalid language (use en or es)"],
+    ),
     "ugc language member": (evolve(UGC_VIDEO, language=UGCLanguage.EN), []),
     "ugc language empty": (evolve(UGC_VIDEO, language=""), ["language: language is required"]),
     "ugc caption None": (evolve(UGC_VIDEO, caption=None), ["caption: caption is required"]),
@@ -485,7 +489,7 @@ SCENE_CASES: dict[str, tuple[list[Any], list[str]]] = {
         [PictureInPictureScene(script="s", avatar_id="a" * 31, voice_id="v", media_id="")],
         [
             "scenes[0].avatarId: must be at most 30 characters",
-            "scenes[0].mediaId: media ID is required for picture_in_picture scenes",
+            "scenes[0].mediaId: media ID is required for picture-in-picture scenes",
         ],
     ),
     "start end frame": (
@@ -500,8 +504,8 @@ SCENE_CASES: dict[str, tuple[list[Any], list[str]]] = {
         ],
         [
             "scenes[0].startFrameMediaId: start frame media ID is required"
-            " for start_end_frame scenes",
-            "scenes[0].framePrompt: frame prompt is required for start_end_frame scenes",
+            " for start/end frame scenes",
+            "scenes[0].framePrompt: frame prompt is required for start/end frame scenes",
             "scenes[0].frameModel: invalid value 'modelc' (use modela_2_5 or modelb_3_1)",
             "scenes[0].frameDuration: must be a finite number",
         ],
@@ -569,7 +573,9 @@ TEMPLATE_CASES: dict[str, tuple[dict[str, Any], list[str]]] = {
     "templateId 21": ({"template_id": "t" * 21}, ["templateId: must be at most 20 characters"]),
     "title empty": ({"title": ""}, ["title: title is required"]),
     "title 100 ok": ({"title": "t" * 100}, []),
-    "title 101": ({"title": "t" * 101}, ["title: must be at most 100 characters"]),
+    "title 101 ok (spec 8.3)": ({"title": "t" * 101}, []),
+    "title 200 ok": ({"title": "t" * 200}, []),
+    "title 201": ({"title": "t" * 201}, ["title: must be at most 200 characters"]),
     "caption not bool": ({"caption": "yes"}, ["caption: must be true or false"]),
     "caption None": ({"caption": None}, ["caption: caption is required"]),
     "language empty": ({"language": ""}, ["language: language is required"]),
@@ -643,9 +649,9 @@ TEMPLATE_CASES: dict[str, tuple[dict[str, Any], list[str]]] = {
         {"scenes": [tscene(variables=[tvar(value="http://cdn.example/l.png", type="media")])]},
         [],
     ),
-    "duplicate key": (
+    "duplicate key is not refused": (
         {"scenes": [tscene(), tscene(variables=[tvar(), tvar("j"), tvar()])]},
-        ["scenes[1].variables[2].key: duplicate variable 'k'"],
+        [],
     ),
     "voice 31": (
         {"scenes": [evolve(tscene(), voice="v" * 31)]},
@@ -663,6 +669,22 @@ TEMPLATE_CASES: dict[str, tuple[dict[str, Any], list[str]]] = {
 )
 def test_template_generation(changes: dict[str, Any], expected: list[str]) -> None:
     assert found(evolve(TEMPLATE, **changes)) == expected
+
+
+def test_an_unfilled_placeholder_is_sent_but_reported() -> None:
+    # spec 4.9 rule 2: the service accepts it and the generation fails
+    request = evolve(TEMPLATE, scenes=[tscene(), tscene(script="Hi {{Name}} {{k}}")])
+    validate(request, now=NOW)  # not refused
+    expected = ["scenes[1].script: missing value for variable 'Name'"]
+    assert unfilled_placeholders(request) == expected
+    assert problems(request, now=NOW) == expected  # a batch does not pay for it
+    assert problems(request, now=NOW, failures=False) == []
+
+
+def test_ugc_ads_voice_is_optional() -> None:
+    # spec 4.1: marked required, yet the avatar's default voice is used when omitted
+    assert found(evolve(UGC_ADS, voice_id=None)) == []
+    assert found(evolve(UGC_ADS, voice_id="v" * 31)) == ["voiceId: must be at most 30 characters"]
 
 
 # -- schedule (spec 4.12) ----------------------------------------------------------------
@@ -747,14 +769,12 @@ PLATFORM_CASES: list[tuple[Any, ScheduleRequest, list[str]]] = [
         ["platformData.privacyStatus: invalid value 'secret' (use public, private or unlisted)"],
     ),
     ("videosite", pdata(made_for_kids=1), ["platformData.madeForKids: must be true or false"]),
-    # clipsite and photosite: 2200 with the tags appended as " #tag"
+    # clipsite and photosite: 2200 for the description as sent; tags and title do not count
+    ("clipsite", pdata(title="t" * 500, description="d" * 2200, tags=["t"] * 31), []),
     (
         "clipsite",
-        pdata(title="t" * 500, description="d" * 2200, tags=["t"] * 31),
-        [
-            "platformData.description: must be at most 2200 characters"
-            " with the tags appended as hashtags (got 2293)"
-        ],
+        pdata(description="d" * 2201),
+        ["platformData.description: must be at most 2200 characters"],
     ),
     ("clipsite", pdata(description="d" * 2200), []),
     (
@@ -764,14 +784,7 @@ PLATFORM_CASES: list[tuple[Any, ScheduleRequest, list[str]]] = [
     ),
     ("photosite", pdata(description="d" * 2196, tags=["ab"]), []),
     ("photosite", pdata(description="d" * 2196, tags=["#ab"]), []),
-    (
-        "clipsite",
-        pdata(description="d" * 2197, tags=["ab"]),
-        [
-            "platformData.description: must be at most 2200 characters"
-            " with the tags appended as hashtags (got 2201)"
-        ],
-    ),
+    ("clipsite", pdata(description="d" * 2190, tags=["t" * 30]), []),
     ("clipsite", pdata(description=None, tags=["x" * 2198]), []),
     ("clipsite", pdata(description=5), ["platformData.description: must be a string"]),
 ]
@@ -791,7 +804,8 @@ def test_platform_data(platform: Any, request_: ScheduleRequest, expected: list[
         (evolve(ANALYZE, username="@"), ["username: username is required"]),
         (evolve(ANALYZE, username=""), ["username: username is required"]),
         (evolve(ANALYZE, username="maker"), []),
-        (evolve(ANALYZE, username="the maker"), ["username: must not contain whitespace"]),
+        (evolve(ANALYZE, username="the maker"), []),  # normalized by the service
+        (evolve(ANALYZE, username="  @ "), ["username: username is required"]),
         (
             evolve(ANALYZE, platform="photosite"),
             ["platform: invalid value 'photosite' (use clipsite or videosite)"],
@@ -836,7 +850,7 @@ def test_every_problem_is_reported_in_field_order() -> None:
         "lipsyncModel: invalid lipsync model (use base or pro)",
         "name: must be at most 100 characters",
         "webhook: must be a valid HTTPS URL",
-        "metadata: must be at most 5120 bytes as JSON (got 6008)",
+        "metadata: metadata cannot exceed 5KB (5120 bytes as JSON, got 6008)",
     ]
 
 

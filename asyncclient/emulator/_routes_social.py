@@ -34,17 +34,25 @@ def _parse_time(value: Any) -> float | None:
 
 
 def _platform_data(c: Checker, raw: JSON, platform: str, video_name: str) -> JSON:
-    """Apply the platform rules of spec 4.12 and return the stored platformData."""
-    title = c.string(raw, "title", "platformData.title", max_len=100, min_len=0)
+    """Apply the platform rules of spec 4.12 and return the stored platformData.
+
+    Title (max 100), tags (max 30) and privacyStatus are checked for videosite only,
+    the platform the spec gives them for; the description limit applies to the
+    description as sent, before the tags are appended as hashtags (README, choices).
+    """
+    videosite = platform == "videosite"
+    title = c.string(raw, "title", "platformData.title", max_len=100 if videosite else None)
     limit = _DESCRIPTION_MAX[platform]
     desc = c.string(raw, "description", "platformData.description", max_len=limit, min_len=0)
     tags = raw.get("tags") or []
     if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
         c.add("platformData.tags", "must be an array of strings")
         tags = []
-    elif platform == "videosite" and len(tags) > 30:
+    elif videosite and len(tags) > 30:
         c.add("platformData.tags", "cannot have more than 30 tags")
-    privacy = c.enum(raw, "privacyStatus", "platformData.privacyStatus", _PRIVACY)
+    privacy = None
+    if videosite:
+        privacy = c.enum(raw, "privacyStatus", "platformData.privacyStatus", _PRIVACY)
     c.boolean(raw, "madeForKids", "platformData.madeForKids")
     if platform == "videosite":
         return {
@@ -158,11 +166,14 @@ async def analyze_account(request: web.Request) -> web.Response:
     if isinstance(body, web.Response):
         return body
     c = Checker(ctx.catalog)
-    username = c.string(body, "username", "username", required=True, max_len=100)
+    username = c.string(body, "username", "username", required=True, min_len=0)
+    if username is not None:  # spec 4.15: normalized automatically (a leading @, spaces)
+        username = username.strip().removeprefix("@").lower()
+        if not username:
+            c.add("username", "username is required")
     platform = c.enum(body, "platform", "platform", list(enums.SocialPlatform), required=True)
-    if c.problems or username is None or platform is None:
+    if c.problems or not username or platform is None:
         return error(400, "; ".join(c.problems))
-    username = username.strip().lstrip("@").lower()
     team = ctx.key_of(request).team
     if username not in ctx.catalog.accounts.get(platform, []):
         return error(404, f"Account not found: {username}")

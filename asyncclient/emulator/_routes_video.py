@@ -56,12 +56,10 @@ def page_params(
         except ValueError:
             problems.append(f"{name}: must be an integer")
     if not problems:
-        if values["limit"] > high:
-            problems.append(f"limit: must be at most {high}")
-        elif values["limit"] < low:
-            problems.append(f"limit: must be at least {low}")
+        if not low <= values["limit"] <= high:
+            problems.append(f"limit: must be between {low} and {high}")
         if values["offset"] < 0:
-            problems.append("offset: must be at least 0")
+            problems.append("offset: must be 0 or more")
     return "; ".join(problems) if problems else (values["limit"], values["offset"])
 
 
@@ -228,6 +226,8 @@ async def list_templates(request: web.Request) -> web.Response:
         return error(400, page)
     limit, offset = page
     ptype = request.query.get("type")
+    if ptype is not None and ptype not in list(enums.ProjectType):  # as the video list does
+        return error(400, f"type: invalid project type {ptype!r}")
     records = [
         t for t in ctx.catalog.records["templates"] if ptype in (None, "all") or t["type"] == ptype
     ]

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from asyncclient.emulator._seed import Catalog
-from asyncclient.emulator._validate import Checker, is_https_url
+from asyncclient.emulator._validate import Checker, is_https_url, is_web_url
 from asyncclient.models import enums
 
 __all__ = ["RULES", "check_template_generation"]
@@ -15,10 +15,10 @@ Body = dict[str, Any]
 
 
 def _ugc_ads(c: Checker, b: Body) -> None:
-    # spec 4.1
+    # spec 4.1; voiceId marked required, yet the avatar's default voice is used when omitted
     c.script(b)
     c.ref(b, "avatarId", "avatarId", "avatar", required=True)
-    c.ref(b, "voiceId", "voiceId", "voice", required=True)
+    c.ref(b, "voiceId", "voiceId", "voice")
     c.media_list(b, required=True, min_items=1)
     c.lipsync(b)
     ad = c.obj(b, "adSettings", "adSettings")
@@ -42,12 +42,12 @@ def _script_to_video(c: Checker, b: Body) -> None:
             c.add("presetSettings.preset", "preset is required")
         else:
             c.enum(p, "preset", "presetSettings.preset", list(enums.VisualPreset))
-        c.string(p, "quality", "presetSettings.quality", max_len=30)
+        c.string(p, "quality", "presetSettings.quality")  # values beyond base, pro: not shown
     c.media_list(b, required=media_type == "media", min_items=1 if media_type == "media" else 0)
     game = c.obj(b, "gameplaySettings", "gameplaySettings", required=media_type == "gameplay")
     if game is not None:
-        c.string(game, "selectedGame", "gameplaySettings.selectedGame", max_len=100)
-        c.string(game, "selectedVideo", "gameplaySettings.selectedVideo", max_len=100)
+        c.string(game, "selectedGame", "gameplaySettings.selectedGame")
+        c.string(game, "selectedVideo", "gameplaySettings.selectedVideo")
     c.aspect_ratio(b)
     c.boolean(b, "addStickers", "addStickers")
     c.caption(b)
@@ -79,16 +79,20 @@ def _product_ads(c: Checker, b: Body) -> None:
     c.audio(b)
 
 
+# spec 4.4 and 7: the required fields of each scene type, with the words of the messages
 _SCENE_NEEDS = {
-    "avatar": (("script", "avatarId", "voiceId"), "script, avatar ID, voice ID"),
-    "video": (("mediaId",), "media ID"),
+    "avatar": (("script", "script"), ("avatarId", "avatar ID"), ("voiceId", "voice ID")),
+    "video": (("mediaId", "media ID"),),
     "picture_in_picture": (
-        ("script", "avatarId", "voiceId", "mediaId"),
-        "script, avatar ID, voice ID, media ID",
+        ("script", "script"),
+        ("avatarId", "avatar ID"),
+        ("voiceId", "voice ID"),
+        ("mediaId", "media ID"),
     ),
     "start_end_frame": (
-        ("startFrameMediaId", "endFrameMediaId", "framePrompt"),
-        "start frame media ID, end frame media ID, frame prompt",
+        ("startFrameMediaId", "start frame media ID"),
+        ("endFrameMediaId", "end frame media ID"),
+        ("framePrompt", "frame prompt"),
     ),
 }
 _SCENE_LABEL = {
@@ -106,11 +110,10 @@ def _scene(c: Checker, scene: Any, path: str) -> None:
     kind = c.enum(scene, "type", f"{path}.type", list(_SCENE_NEEDS), required=True)
     if kind is None:
         return
-    needed, words = _SCENE_NEEDS[kind]
-    if any(scene.get(k) in (None, "") for k in needed):
-        c.add(
-            path, f"{words} {'is' if len(needed) == 1 else 'are'} required for {_SCENE_LABEL[kind]}"
-        )
+    missing = [(k, words) for k, words in _SCENE_NEEDS[kind] if scene.get(k) in (None, "")]
+    for key, words in missing:  # spec 7 "avatar scene fields", per field: scenes[0].script
+        c.add(f"{path}.{key}", f"{words} is required for {_SCENE_LABEL[kind]}")
+    if missing:
         return
     c.string(scene, "script", f"{path}.script", max_len=10000)
     c.ref(scene, "avatarId", f"{path}.avatarId", "avatar")
@@ -118,9 +121,9 @@ def _scene(c: Checker, scene: Any, path: str) -> None:
     for key in ("mediaId", "startFrameMediaId", "endFrameMediaId"):
         if key in scene:
             c.media_id(scene[key], f"{path}.{key}")
-    c.string(scene, "framePrompt", f"{path}.framePrompt", max_len=5000)
+    c.string(scene, "framePrompt", f"{path}.framePrompt")  # length: not shown
     c.enum(scene, "frameModel", f"{path}.frameModel", list(enums.FrameModel))
-    c.number(scene, "frameDuration", f"{path}.frameDuration")
+    c.number(scene, "frameDuration", f"{path}.frameDuration")  # unit and bounds: not shown
 
 
 def _scenes(c: Checker, b: Body) -> None:
@@ -135,8 +138,8 @@ def _scenes(c: Checker, b: Body) -> None:
     else:
         for i, scene in enumerate(scenes):
             _scene(c, scene, f"scenes[{i}]")
-    lang = c.string(b, "language", "language")
-    if lang is not None and len(lang) != 2:
+    lang = b.get("language")  # spec 4.4: exactly 2 characters, so "" is refused too
+    if lang is not None and (not isinstance(lang, str) or len(lang) != 2):
         c.add("language", "language must be exactly 2 characters")
     c.aspect_ratio(b)
     c.boolean(b, "addStickers", "addStickers")
@@ -152,8 +155,8 @@ def _hook_demo(c: Checker, b: Body) -> None:
     if ts is not None:
         c.enum(ts, "preset", "textSettings.preset", list(enums.TextPreset))
         c.alignment(ts, "textSettings.alignment")
-        c.string(ts, "textColor", "textSettings.textColor", max_len=30)
-        c.string(ts, "backgroundColor", "textSettings.backgroundColor", max_len=30)
+        c.hex_colour(ts, "textColor", "textSettings.textColor")
+        c.hex_colour(ts, "backgroundColor", "textSettings.backgroundColor", also="transparent")
         c.boolean(ts, "disabled", "textSettings.disabled")
     c.media_list(b, required=False)
     c.aspect_ratio(b)
@@ -217,7 +220,7 @@ def _template_scene(c: Checker, scene: Any, path: str) -> None:
     if not isinstance(scene, dict):
         c.add(path, "must be an object")
         return
-    c.string(scene, "script", f"{path}.script", required=True, max_len=5000)
+    c.string(scene, "script", f"{path}.script", required=True, max_len=5000, min_len=0)
     c.ref(scene, "voice", f"{path}.voice", "voice")
     avatar = c.obj(scene, "avatar", f"{path}.avatar")
     if avatar is not None:
@@ -238,8 +241,11 @@ def _template_scene(c: Checker, scene: Any, path: str) -> None:
             c.add(vpath, "must be an object")
             continue
         c.string(var, "key", f"{vpath}.key", required=True, max_len=100)
-        c.enum(var, "type", f"{vpath}.type", list(enums.TemplateVariableType))
-        c.string(var, "value", f"{vpath}.value", required=True, max_len=2000, min_len=0)
+        kind = c.enum(var, "type", f"{vpath}.type", list(enums.TemplateVariableType))
+        value = c.string(var, "value", f"{vpath}.value", required=True, max_len=2000, min_len=0)
+        # spec 2.9: a media variable's value is a URL; "" stays valid (spec 4.9 rule 3)
+        if kind == "media" and value and not is_web_url(value):
+            c.add(f"{vpath}.value", "must be a URL for a media variable")
 
 
 def check_template_generation(catalog: Catalog, c: Checker, b: Body) -> None:
@@ -251,7 +257,7 @@ def check_template_generation(catalog: Catalog, c: Checker, b: Body) -> None:
     kind = c.string(b, "type", "type", required=True)
     if kind is not None and tid in templates and kind != templates[tid]["type"]:
         c.add("type", f"must match the template type ({templates[tid]['type']})")
-    c.string(b, "title", "title", required=True, max_len=100)
+    c.string(b, "title", "title", required=True, max_len=200)  # spec 8.3 (4.9 says 100)
     c.boolean(b, "caption", "caption", required=True)
     c.string(b, "language", "language", required=True, max_len=2)
     scenes = b.get("scenes")

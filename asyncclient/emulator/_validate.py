@@ -17,6 +17,8 @@ from asyncclient.models import enums
 __all__ = ["Checker"]
 
 _MISSING = object()
+METADATA_MAX_BYTES = 5 * 1024
+_HEX = frozenset("0123456789abcdefABCDEF")
 
 
 def _choices(values: Sequence[str]) -> str:
@@ -30,6 +32,15 @@ def is_https_url(value: str) -> bool:
     except ValueError:
         return False
     return parts.scheme == "https" and bool(parts.hostname) and " " not in value
+
+
+def is_web_url(value: str) -> bool:
+    """Return whether ``value`` is an absolute http or https URL with a host (spec 2.9)."""
+    try:
+        parts = urlsplit(value)
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.hostname) and " " not in value
 
 
 class Checker:
@@ -55,7 +66,10 @@ class Checker:
         max_len: int | None = None,
         min_len: int = 1,
     ) -> str | None:
-        """Check an optional or required string field; return it when valid."""
+        """Check an optional or required string field; return it when valid.
+
+        An optional string sent as ``""`` counts as omitted (README, choices).
+        """
         value = obj.get(key, _MISSING)
         if value is _MISSING or value is None:
             if required:
@@ -63,6 +77,8 @@ class Checker:
             return None
         if not isinstance(value, str):
             self.add(path, "must be a string")
+            return None
+        if value == "" and not required:
             return None
         if len(value) < min_len:
             self.add(path, f"{key} must be at least {min_len} character" + "s" * (min_len > 1))
@@ -235,7 +251,7 @@ class Checker:
     def webhook(self, body: dict[str, Any]) -> None:
         """Check ``webhook``: an HTTPS URL of at most 500 characters."""
         value = body.get("webhook")
-        if value is None:
+        if value is None or value == "":  # "" counts as omitted (README, choices)
             return
         if not isinstance(value, str) or not is_https_url(value):
             self.add("webhook", "must be a valid HTTPS URL")
@@ -243,11 +259,27 @@ class Checker:
             self.add("webhook", "webhook cannot exceed 500 characters")
 
     def metadata(self, body: dict[str, Any]) -> None:
-        """Check ``metadata``: an object of at most 5KB of JSON."""
+        """Check ``metadata``: an object of at most 5KB of JSON (spec 4, 8.2).
+
+        5KB is 5120 bytes of the compact JSON text in UTF-8, non-ASCII characters
+        unescaped (what ``Buffer.byteLength(JSON.stringify(metadata))`` gives).
+        """
         value = body.get("metadata")
         if value is None:
             return
         if not isinstance(value, dict):
             self.add("metadata", "must be an object")
-        elif len(json.dumps(value, separators=(",", ":")).encode()) > 5 * 1024:
+            return
+        text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+        if len(text.encode("utf-8", "surrogatepass")) > METADATA_MAX_BYTES:
             self.add("metadata", "metadata cannot exceed 5KB")
+
+    def hex_colour(self, obj: dict[str, Any], key: str, path: str, *, also: str = "") -> None:
+        """Check a hex colour: '#' optional, then 3, 4, 6 or 8 hex digits (spec 2.2)."""
+        value = self.string(obj, key, path)
+        if value is None or (also and value == also):
+            return
+        digits = value.removeprefix("#")
+        if len(digits) not in (3, 4, 6, 8) or any(c not in _HEX for c in digits):
+            extra = f" or '{also}'" if also else ""
+            self.add(path, f"must be a hex colour{extra}")

@@ -69,7 +69,8 @@ class UGCAdsRequest(_Common):
     FORMAT: ClassVar[str] = "ugc_ads"
     script: str
     avatar_id: str
-    voice_id: str
+    voice_id: str | None = None
+    """Marked required, yet the avatar's default voice is used when omitted (spec 4.1)."""
     media: list[str]
     lipsync_model: LipsyncModel | str | None = None
     ad_settings: AdSettings | None = None

@@ -119,7 +119,7 @@ class Projects(Resource):
         *,
         script: str,
         avatar_id: str,
-        voice_id: str,
+        voice_id: str | None = None,
         media: list[str],
         lipsync_model: LipsyncModel | str | None = None,
         ad_settings: AdSettings | None = None,
@@ -131,7 +131,10 @@ class Projects(Resource):
         webhook: str | None = None,
         metadata: Metadata | None = None,
     ) -> VideoJob:
-        """UGC ad: an avatar with b-roll from 1 to 50 uploaded media (spec 4.1)."""
+        """UGC ad: an avatar with b-roll from 1 to 50 uploaded media (spec 4.1).
+
+        Without ``voice_id`` the avatar's default voice is used (spec 4.1).
+        """
         return await self.create(
             UGCAdsRequest(
                 script=script,
@@ -388,9 +391,12 @@ class Projects(Resource):
 
         The response names the project only (status ``processing``).
 
+        A placeholder of a scene script without a variable is sent (the service
+        accepts it) and the video then fails (spec 4.9 rule 2); ``""`` is a valid
+        value. Batches (``templates.generate_many``) refuse such a row instead.
+
         Raises:
-            ValidationError: Among others, a placeholder of a scene script without
-                a variable (case-sensitive; ``""`` is a valid value).
+            ValidationError: What the service would refuse, before sending.
         """
         return await self.create(
             TemplateGenerationRequest(

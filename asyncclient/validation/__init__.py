@@ -67,6 +67,7 @@ from asyncclient.validation._creation import (
     _UGC_ASPECT,
     _UGC_CAPTION,
     _VOICE_ID,
+    _VOICE_ID_OPTIONAL,
     _WEBHOOK,
     _gameplay,
     _preset_settings,
@@ -81,7 +82,7 @@ from asyncclient.validation._schedule_social import (
     _username,
     _when,
 )
-from asyncclient.validation._template import _TEMPLATE_SCENES
+from asyncclient.validation._template import _TEMPLATE_SCENES, unfilled_placeholders
 
 __all__ = [
     "check_enum",
@@ -91,6 +92,7 @@ __all__ = [
     "check_range",
     "problems",
     "raise_if",
+    "unfilled_placeholders",
     "validate",
 ]
 
@@ -101,7 +103,8 @@ Request = CreationRequest | ScheduleRequest | AnalyzeAccountRequest | SearchRequ
 
 _RULES: dict[type, tuple[Rule, ...]] = {
     UGCAdsRequest: (
-        _SCRIPT, _AVATAR_ID, _VOICE_ID, _media(missing="at least 1 media item is required"),
+        _SCRIPT, _AVATAR_ID, _VOICE_ID_OPTIONAL,
+        _media(missing="at least 1 media item is required"),
         _LIPSYNC, _AD_SETTINGS, _MUSIC_ID, _ASPECT, _CAPTION, _AUDIO, *_TAIL,
     ),
     ScriptToVideoRequest: (
@@ -136,7 +139,7 @@ _RULES: dict[type, tuple[Rule, ...]] = {
     TemplateGenerationRequest: (
         _text("type", None, missing="type is required"),
         _text("template_id", 20, missing="template ID is required"),
-        _text("title", 100, missing="title is required"),
+        _text("title", 200, missing="title is required"),  # spec 8.3 (4.9 says 100)
         _flag("caption", missing="caption is required"),
         _text("language", 2, missing="language is required"),
         _TEMPLATE_SCENES, _WEBHOOK, _metadata,
@@ -172,6 +175,7 @@ def problems(
     *,
     now: datetime | None = None,
     platform: Platform | str | None = None,
+    failures: bool = True,
 ) -> list[str]:
     """Return every problem of ``request``, in field order, as ``<field path>: <reason>``.
 
@@ -180,6 +184,9 @@ def problems(
         now: The current time (timezone-aware) for the schedule rule; defaults to now in UTC.
         platform: The integration's platform, for the platformData rules of spec 4.12.
             ``None`` (or an unknown value) applies only platform-independent checks.
+        failures: Also report what the service accepts but whose generation then
+            fails (:func:`unfilled_placeholders`, spec 4.9 rule 2), so that a batch
+            does not pay for such a row. :func:`validate` leaves them out.
 
     Returns:
         The problems; empty when the request is valid.
@@ -193,7 +200,10 @@ def problems(
     elif now.tzinfo is None or now.utcoffset() is None:
         raise ValueError("now must be timezone-aware")
     ctx = _Ctx(now=now, platform=_as_platform(platform))
-    return _apply(_rules_for(request), request, "", ctx)
+    found = _apply(_rules_for(request), request, "", ctx)
+    if failures and isinstance(request, TemplateGenerationRequest):
+        found += unfilled_placeholders(request)
+    return found
 
 
 def validate(
@@ -202,9 +212,13 @@ def validate(
     now: datetime | None = None,
     platform: Platform | str | None = None,
 ) -> None:
-    """Check ``request`` before it is sent (see :func:`problems`).
+    """Check ``request`` before it is sent: what the service would refuse.
+
+    A request the service accepts is never refused, even one whose generation is
+    bound to fail (a placeholder without a value, spec 4.9 rule 2: see
+    :func:`unfilled_placeholders`).
 
     Raises:
-        ValidationError: Listing every problem found.
+        ValidationError: Listing every problem found (see :func:`problems`).
     """
-    raise_if(problems(request, now=now, platform=platform))
+    raise_if(problems(request, now=now, platform=platform, failures=False))

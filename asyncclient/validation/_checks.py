@@ -101,6 +101,8 @@ def check_enum(path: str, value: object, enum_cls: type[enum.Enum]) -> list[str]
     if isinstance(value, str) and value in values:
         return []
     noun = _ENUM_NOUNS.get(enum_cls)
+    if enum_cls is TextAlignment:  # the shape spec 7 gives ("bad alignment")
+        return [f"{path}: alignment value invalid (use {_choices(values)})"]
     if len(values) > _LISTED_AT_MOST:
         return [f"{path}: invalid {noun or 'value'} {_show(value)}"]
     if noun is not None:
@@ -276,7 +278,7 @@ def _media(*, missing: str | None) -> Rule:
 
 
 def _metadata(obj: Any, prefix: str, ctx: _Ctx) -> list[str]:
-    # spec 4 and 8.2: an object of at most 5KB
+    # spec 4 and 8.2: an object of at most 5KB: 5120 bytes of compact UTF-8 JSON (README)
     value, path = obj.metadata, prefix + "metadata"
     if value is None:
         return []
@@ -288,7 +290,8 @@ def _metadata(obj: Any, prefix: str, ctx: _Ctx) -> list[str]:
         return [f"{path}: must be JSON-serialisable"]
     size = len(text.encode("utf-8"))
     if size > METADATA_MAX_BYTES:
-        return [f"{path}: must be at most {METADATA_MAX_BYTES} bytes as JSON (got {size})"]
+        limit = f"{METADATA_MAX_BYTES} bytes as JSON, got {size}"
+        return [f"{path}: metadata cannot exceed 5KB ({limit})"]
     return []
 
 
@@ -301,12 +304,15 @@ def _plain(value: object) -> object:
 
 
 def _hex_colour(attr: str, *, also: str | None = None) -> Rule:
-    """A hex colour, '#' optional, 3/4/6/8 digits (spec 2.2); lenient on purpose."""
+    """A hex colour, '#' optional, 3/4/6/8 digits (spec 2.2); lenient on purpose.
+
+    ``""`` counts as omitted, as for every optional string without a length (README).
+    """
     wire = _camel(attr)
 
     def rule(obj: Any, prefix: str, ctx: _Ctx) -> list[str]:
         value = getattr(obj, attr)
-        if value is None or value == also:
+        if value is None or value == "" or value == also:
             return []
         digits = value.removeprefix("#") if isinstance(value, str) else ""
         if len(digits) in (3, 4, 6, 8) and all(c in "0123456789abcdefABCDEF" for c in digits):

@@ -56,6 +56,7 @@ _SCRIPT = _text(
 )
 _AVATAR_ID = _text("avatar_id", 30, missing="avatar ID is required")
 _VOICE_ID = _text("voice_id", 30, missing="voice ID is required")
+_VOICE_ID_OPTIONAL = _text("voice_id", 30)  # ugc-ads: the avatar's default voice (spec 4.1)
 _MUSIC_ID = _text("music_id", 30)
 _ASPECT = _enum("aspect_ratio", AspectRatio)
 _LIPSYNC = _enum("lipsync_model", LipsyncModel)
@@ -161,7 +162,7 @@ def _ugc_language(obj: Any, prefix: str, ctx: _Ctx) -> list[str]:
     if value is None or value == "":
         return [f"{prefix}language: language is required"]
     if check_enum("language", value, UGCLanguage):
-        return [f"{prefix}language: must be 'en' or 'es'"]
+        return [f"{prefix}language: invalid language (use en or es)"]
     return []
 
 
@@ -169,7 +170,11 @@ def _ugc_language(obj: Any, prefix: str, ctx: _Ctx) -> list[str]:
 
 
 def _scene_rules(kind: str, *fields: tuple[str, str, int | None]) -> tuple[Rule, ...]:
-    """Required string fields of a scene type: (attribute, noun, max length)."""
+    """Required string fields of a scene type: (attribute, noun, max length).
+
+    Spec 7 ("avatar scene fields"): ``scenes[0].script: script is required for avatar
+    scenes``, one line per missing field, the path naming the scene and the field.
+    """
     return tuple(
         _text(
             attr,
@@ -193,11 +198,11 @@ _SCENE_RULES: dict[type, tuple[Rule, ...]] = {
         _text("voice_id", 30),
     ),
     PictureInPictureScene: _scene_rules(
-        "picture_in_picture", _SCRIPT_F, _AVATAR_F, _VOICE_F, _MEDIA_F
+        "picture-in-picture", _SCRIPT_F, _AVATAR_F, _VOICE_F, _MEDIA_F
     ),
     StartEndFrameScene: (
         *_scene_rules(
-            "start_end_frame",
+            "start/end frame",
             ("start_frame_media_id", "start frame media ID", None),
             ("end_frame_media_id", "end frame media ID", None),
             ("frame_prompt", "frame prompt", None),

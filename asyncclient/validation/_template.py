@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from asyncclient.models.enums import TemplateVariableType
+from asyncclient.models.requests import TemplateGenerationRequest
 from asyncclient.models.scenes import AvatarBox, TemplateScene, TemplateVariable
 from asyncclient.models.templates import PLACEHOLDER
 from asyncclient.validation._checks import (
@@ -29,17 +30,13 @@ def _variables(obj: Any, prefix: str, ctx: _Ctx) -> list[str]:
     if not isinstance(variables, list):
         return [f"{path}: must be a list of TemplateVariable"]
     found = [f"{path}: cannot have more than 20 variables"] if len(variables) > 20 else []
-    seen: set[str] = set()
+    # a key given twice is not refused: the spec does not say (README, choices)
     for j, var in enumerate(variables):
         where = f"{path}[{j}]"
         if not isinstance(var, TemplateVariable):
             found.append(f"{where}: must be a TemplateVariable")
             continue
         found += _apply(_VARIABLE_RULES, var, where + ".", ctx)
-        if isinstance(var.key, str) and var.key:
-            if var.key in seen:
-                found.append(f"{where}.key: duplicate variable {_show(var.key)}")
-            seen.add(var.key)
     return found
 
 
@@ -56,14 +53,13 @@ def _media_value(obj: Any, prefix: str, ctx: _Ctx) -> list[str]:
 _VARIABLE_RULES: tuple[Rule, ...] = (
     _text("key", 100, missing="key is required"),
     _text("value", 2000, missing="value is required", empty_ok=True),
-    _enum("type", TemplateVariableType, missing="type is required"),
+    _enum("type", TemplateVariableType),  # optional: text by default (README, choices)
     _media_value,
 )
 
 
-def _placeholders(obj: Any, prefix: str, ctx: _Ctx) -> list[str]:
-    # spec 4.9 rules 1 and 2: every placeholder has a value, case-sensitive
-    script, variables = obj.script, obj.variables
+def _scene_placeholders(scene: Any, prefix: str) -> list[str]:
+    script, variables = scene.script, scene.variables
     if not isinstance(script, str) or not isinstance(variables, list):
         return []
     keys = {v.key for v in variables if isinstance(v, TemplateVariable) and isinstance(v.key, str)}
@@ -75,6 +71,26 @@ def _placeholders(obj: Any, prefix: str, ctx: _Ctx) -> list[str]:
     ]
 
 
+def unfilled_placeholders(request: TemplateGenerationRequest) -> list[str]:
+    """The ``{{placeholders}}`` of each scene script that no variable fills.
+
+    The service accepts such a request and the generation then fails (spec 4.9
+    rule 2), so :func:`~asyncclient.validation.validate` does not refuse it; a
+    batch rejects such a row before paying for it. Placeholders are
+    case-sensitive (spec 4.9 rule 1).
+
+    Returns:
+        One ``scenes[<i>].script: missing value for variable '<name>'`` per name.
+    """
+    scenes = request.scenes if isinstance(request.scenes, list) else []
+    return [
+        line
+        for i, scene in enumerate(scenes)
+        if isinstance(scene, TemplateScene)
+        for line in _scene_placeholders(scene, f"scenes[{i}].")
+    ]
+
+
 _TEMPLATE_SCENE_RULES: tuple[Rule, ...] = (
     _text(
         "script",
@@ -83,7 +99,6 @@ _TEMPLATE_SCENE_RULES: tuple[Rule, ...] = (
         long="script cannot exceed 5000 characters",
         empty_ok=True,
     ),
-    _placeholders,
     _variables,
     _obj("avatar", AvatarBox, (_text("id", 30),)),
     _text("voice", 30),

@@ -196,8 +196,8 @@ async def test_niche_videos(api: Api, emu: Emulator) -> None:
 @pytest.mark.parametrize(
     ("query", "message"),
     [
-        ("limit=101", "limit: must be at most 100"),
-        ("offset=-1", "offset: must be at least 0"),
+        ("limit=101", "limit: must be between 1 and 100"),
+        ("offset=-1", "offset: must be 0 or more"),
         ("limit=abc", "limit: must be an integer"),
         ("status=done", "status: invalid status (use pending, published, failed or draft)"),
     ],

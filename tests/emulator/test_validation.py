@@ -59,9 +59,10 @@ CASES: list[tuple[str, str, dict[str, Any], str]] = [
     ("too many scenes", "scenes", {"scenes": [{"type": "video", "mediaId": VID}] * 51},
      "scenes: cannot have more than 50 scenes"),
     ("avatar scene fields", "scenes", {"scenes": [{"type": "avatar", "script": "Hi"}]},
-     "scenes[0]: script, avatar ID, voice ID are required for avatar scenes"),
+     "scenes[0].avatarId: avatar ID is required for avatar scenes; "
+     "scenes[0].voiceId: voice ID is required for avatar scenes"),
     ("video scene field", "scenes", {"scenes": [{"type": "video", "script": "Hi"}]},
-     "scenes[0]: media ID is required for video scenes"),
+     "scenes[0].mediaId: media ID is required for video scenes"),
     ("name too long", "ugc-ads", {**UGC, "name": "n" * 101},
      "name: name cannot exceed 100 characters"),
     ("avatar id too long", "ugc-ads", {**UGC, "avatarId": "a" * 31},

@@ -168,7 +168,7 @@ async def test_template_missing_variable_fails_generation(api: Api, emu: Emulato
         ({"type": "ugc_ads"}, "type: must match the template type (class)"),
         ({"templateId": "tpl_nope"}, "templateId: template tpl_nope not found"),
         ({"templateId": "t" * 21}, "templateId: templateId cannot exceed 20 characters"),
-        ({"title": "x" * 101}, "title: title cannot exceed 100 characters"),
+        ({"title": "x" * 201}, "title: title cannot exceed 200 characters"),
         ({"caption": None}, "caption: caption is required"),
         ({"language": "eng"}, "language: language cannot exceed 2 characters"),
         ({"scenes": []}, "scenes: at least one scene is required"),
@@ -201,7 +201,7 @@ async def test_list_pagination_counts_projects(api: Api, emu: Emulator, ugc_body
     _, _, last = await api.get("/v1/video/list?limit=2&offset=4")
     assert [v["projectId"] for v in last["data"]["videos"]] == [ids[0]]
     status, _, body = await api.get("/v1/video/list?limit=101")
-    assert (status, body["message"]) == (400, "limit: must be at most 100")
+    assert (status, body["message"]) == (400, "limit: must be between 1 and 100")
 
 
 async def test_list_filters(api: Api, emu: Emulator, ugc_body: Body) -> None:
