@@ -18,11 +18,12 @@ from __future__ import annotations
 import asyncio
 import enum
 import math
-import time
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
 from attrs import frozen
+
+from asyncclient._clock import SYSTEM_CLOCK
 
 __all__ = [
     "Limiter",
@@ -167,12 +168,16 @@ class TokenBucket:
 
     Args:
         rate: Capacity (``burst``) and refill (``per_minute``).
-        clock: Monotonic seconds; ``time.monotonic`` by default.
-        sleep: Awaitable sleep; ``asyncio.sleep`` by default.
+        clock: Monotonic seconds; the real clock's by default.
+        sleep: Awaitable sleep; the real clock's by default.
     """
 
     def __init__(
-        self, rate: RateLimit, *, clock: Clock = time.monotonic, sleep: Sleep = asyncio.sleep
+        self,
+        rate: RateLimit,
+        *,
+        clock: Clock = SYSTEM_CLOCK.monotonic,
+        sleep: Sleep = SYSTEM_CLOCK.sleep,
     ) -> None:
         self._rate = rate
         self._clock = clock

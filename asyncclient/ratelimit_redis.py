@@ -18,6 +18,7 @@ import hashlib
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from asyncclient._clock import SYSTEM_CLOCK
 from asyncclient.ratelimit import Plan, RateLimit, resolve_rate_limit, tokens_from_headers
 
 __all__ = ["RedisTokenBucket"]
@@ -73,7 +74,7 @@ class RedisTokenBucket:
         name: str,
         rate: Plan | RateLimit | str,
         *,
-        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        sleep: Callable[[float], Awaitable[None]] = SYSTEM_CLOCK.sleep,
     ) -> None:
         resolved = resolve_rate_limit(rate)
         if resolved is None:
