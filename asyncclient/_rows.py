@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Callable, Sequence
 from typing import TypedDict
 
+import attrs
 from attrs import frozen
 
 from asyncclient._prepared import PreparedCreation, check_creation
 from asyncclient._states import RowOutcome
 from asyncclient.jobs import DEFAULT_WAIT_TIMEOUT
-from asyncclient.models.requests import CreationRequest
+from asyncclient.models.requests import CreationRequest, TemplateGenerationRequest
 from asyncclient.models.videos import VideoDetail
 
 __all__ = [
@@ -20,7 +22,9 @@ __all__ = [
     "BatchSettings",
     "Item",
     "RowResult",
+    "batch_id_of",
     "items_from_requests",
+    "named",
 ]
 
 @frozen(kw_only=True)
@@ -153,3 +157,16 @@ class Item:
 def items_from_requests(requests: Sequence[CreationRequest]) -> list[Item]:
     """Check each request; the bad ones become items with problems."""
     return [Item.of(i, r) for i, r in enumerate(requests)]
+
+
+def batch_id_of(*parts: object) -> str:
+    """A short stable id for a batch's journal."""
+    return hashlib.sha256(repr(parts).encode()).hexdigest()[:16]
+
+
+def named(request: CreationRequest, name: str) -> CreationRequest:
+    """The request with a name, unless it has one (a template request's name is its title)."""
+    if isinstance(request, TemplateGenerationRequest) or getattr(request, "name", None):
+        return request
+    renamed: CreationRequest = attrs.evolve(request, name=name)
+    return renamed

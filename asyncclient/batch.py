@@ -19,12 +19,9 @@ owns: leaving or cancelling the batch cancels them all.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
-
-import attrs
 
 from asyncclient._budget import CreditBudget
 from asyncclient._clock import SYSTEM_CLOCK, Clock
@@ -36,13 +33,15 @@ from asyncclient._rows import (
     BatchSettings,
     Item,
     RowResult,
+    batch_id_of,
     items_from_requests,
+    named,
 )
 from asyncclient._states import ROW, JournalEvent, RowOutcome
 from asyncclient._tasks import TaskScope
 from asyncclient.errors import AmbiguousCreationError, APIError, JobTimeoutError, ValidationError
 from asyncclient.jobs import VideoJob
-from asyncclient.models.requests import CreationRequest, TemplateGenerationRequest
+from asyncclient.models.requests import CreationRequest
 from asyncclient.models.videos import CreatedProject, VideoDetail
 
 if TYPE_CHECKING:
@@ -364,19 +363,6 @@ class Batch:
         )
 
 
-def batch_id_of(*parts: object) -> str:
-    """A short stable id for a batch's journal."""
-    return hashlib.sha256(repr(parts).encode()).hexdigest()[:16]
-
-
-def _named(request: CreationRequest, name: str) -> CreationRequest:
-    """The request with a name, unless it has one (a template request's name is its title)."""
-    if isinstance(request, TemplateGenerationRequest) or getattr(request, "name", None):
-        return request
-    renamed: CreationRequest = attrs.evolve(request, name=name)
-    return renamed
-
-
 def request_batch(
     requests: Sequence[CreationRequest],
     *,
@@ -391,10 +377,10 @@ def request_batch(
     interrupted batch finds what the service made.
     """
     bid = batch_id_of("requests", len(requests))
-    named = [_named(r, f"batch-{bid[:6]}-{i}") for i, r in enumerate(requests)]
+    named_requests = [named(r, f"batch-{bid[:6]}-{i}") for i, r in enumerate(requests)]
 
     async def prepare() -> list[Item]:
-        return items_from_requests(named)
+        return items_from_requests(named_requests)
 
     return Batch(
         prepare,

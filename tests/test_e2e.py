@@ -27,6 +27,7 @@ from asyncclient import (
     TemplateScene,
     TemplateVariable,
     ValidationError,
+    VideoFailedError,
     VideoScene,
     VideoStatus,
 )
@@ -232,3 +233,17 @@ async def test_https_with_a_private_ca() -> None:
         async with sdk(emu, emu.add_team(), ssl_context=client_ctx) as client:
             integrations = await client.integrations.list()
     assert {i.type for i in integrations} == {"videosite", "clipsite", "photosite"}
+
+
+async def test_an_unfilled_placeholder_is_sent_and_the_video_fails(
+    emu: Emulator, client: AsyncClient
+) -> None:
+    # Spec 4.9 rule 2: the service takes it and the generation fails; the SDK sends it.
+    scene = TemplateScene(script="Thank you {{first_name}}", variables=[])
+    job = await client.projects.create_from_template(
+        template_id="tpl_thanks", title="Nobody", scenes=[scene]
+    )
+    assert [r.path for r in emu.requests if r.method == "POST"] == ["/v1/project/create"]
+    emu.advance(1000)
+    with pytest.raises(VideoFailedError):
+        await asyncio.wait_for(job, 5)

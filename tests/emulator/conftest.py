@@ -1,4 +1,7 @@
-"""Fixtures of the emulator's conformance tests: raw aiohttp requests, no SDK."""
+"""Fixtures of the emulator's conformance tests: raw aiohttp requests, no SDK.
+
+The emulator itself is the shared ``emu`` fixture of ``tests/conftest.py``.
+"""
 
 from __future__ import annotations
 
@@ -40,12 +43,6 @@ class Api:
 
     async def post(self, path: str, body: Any = None, **kw: Any) -> tuple[int, Any, Any]:
         return await self.call("POST", path, body, **kw)
-
-
-@pytest_asyncio.fixture
-async def emu() -> AsyncIterator[Emulator]:
-    async with Emulator(time_scale=60.0, seed=0) as emulator:
-        yield emulator
 
 
 @pytest_asyncio.fixture
