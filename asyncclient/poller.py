@@ -24,7 +24,6 @@ it knows nothing else of the client.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import logging
 import math
@@ -206,8 +205,9 @@ class Poller:
         task, self._task = self._task, None
         if task is not None and not task.done():
             task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            await asyncio.wait({task})  # a cancel aimed at our caller still reaches it
+            if not task.cancelled() and task.exception() is not None:
+                logger.warning("the poller had stopped on an error", exc_info=task.exception())
 
     async def refresh(self, job: JobState) -> None:
         """Read one job once, outside the rounds."""

@@ -13,13 +13,11 @@ import pytest_asyncio
 from asyncclient import (
     AsyncClient,
     JobTimeoutError,
-    RateLimit,
     VideoFailedError,
     VideoJob,
 )
 from asyncclient.emulator import Emulator
 from asyncclient.models import Video, VideoDetail
-from asyncclient.poller import PollPolicy
 from tests.conftest import connect
 
 SCALE = 60.0
@@ -144,53 +142,6 @@ async def test_hook_demo_is_complete_at_once(emu: Emulator, client: AsyncClient)
     assert job.status == "COMPLETED"
     video = await asyncio.wait_for(job, 5)  # one read of the detail, no waiting
     assert video.url
-
-
-async def test_many_jobs_are_polled_through_list_pages(emu: Emulator, client: AsyncClient) -> None:
-    jobs = [await talking(client, emu, name=f"v{i}") for i in range(250)]
-    poller = client.jobs.poller
-    waiting = asyncio.gather(*(job.wait() for job in jobs))
-    while poller.stats.rounds < 4:
-        await asyncio.sleep(0.02)
-        emu.advance(5)
-    rounds_before_done = poller.stats.rounds
-    emu.advance(1000)
-    videos = await asyncio.wait_for(waiting, 10)
-    assert {v.name for v in videos} == {f"v{i}" for i in range(250)}
-    stats = poller.stats
-    # Each finished video is read once (a few more when the list shifts between two
-    # pages of a round and a running video looks finished for a moment).
-    assert 250 <= stats.detail_requests <= 260
-    # 3 pages a round for 250 processing videos, instead of 250 GETs a round.
-    assert stats.list_requests <= 3 * stats.rounds + 1
-    assert rounds_before_done >= 3
-    per_job_polling = 250 * stats.rounds
-    assert stats.requests < 0.3 * per_job_polling
-
-
-def test_interval_backs_off_comes_down_and_respects_the_share() -> None:
-    policy = PollPolicy(jitter=0.0)
-    per_second = RateLimit(per_minute=60, burst=100).per_second  # 1 a second
-    base = policy.min_interval
-
-    def step(moved: bool, spent: int) -> float:
-        nonlocal base
-        base, wait = policy.next_interval(base, moved=moved, spent=spent, per_second=per_second)
-        return wait
-
-    assert step(moved=False, spent=0) == 3.0
-    assert step(moved=False, spent=0) == 4.5
-    for _ in range(10):
-        step(moved=False, spent=0)
-    assert step(moved=False, spent=0) == 30.0
-    assert step(moved=True, spent=0) == 2.0
-    # 5 requests in a round at 1 a second, polling held to half of it: 10 s at least.
-    assert step(moved=True, spent=5) == 10.0
-    # The jitter spreads the wait by up to 10% either way.
-    jittered = PollPolicy(jitter=0.1)
-    _, low = jittered.next_interval(2.0, moved=True, spent=0, per_second=1.0, spread=min)
-    _, high = jittered.next_interval(2.0, moved=True, spent=0, per_second=1.0, spread=max)
-    assert (round(low, 6), round(high, 6)) == (1.8, 2.2)
 
 
 async def test_a_project_with_two_videos_is_done_when_both_are(emu: Emulator) -> None:

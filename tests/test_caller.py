@@ -1,0 +1,280 @@
+"""Caller, the one request path, over a fake Sender and a TokenBucket on virtual time.
+
+No HTTP here: :class:`FakeSender` answers each request with the next scripted
+:class:`Response` (or raises the next scripted error) and records what was sent,
+and when by the :class:`FastForward` clock, which every wait goes through.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import datetime
+from typing import Any
+
+import pytest
+
+from asyncclient._caller import Caller
+from asyncclient._protocol import Request, Response
+from asyncclient.errors import (
+    AmbiguousCreationError,
+    APIConnectionError,
+    APIError,
+    APIResponseValidationError,
+    APIStatusError,
+    APITimeoutError,
+    InternalServerError,
+    RateLimitError,
+)
+from asyncclient.models import TalkingAvatarRequest
+from asyncclient.ratelimit import Plan, RateLimit, TokenBucket
+from asyncclient.retry import RetryPolicy
+from tests.virtual_time import FastForward
+
+CREATE = "/v1/project/create/talking-avatar"
+
+
+def answer(status: int = 200, data: Any = None, **headers: str) -> Response:
+    """A response; ``success`` follows the status, like the service's envelopes."""
+    body = {"success": status < 400, "message": "ok" if status < 400 else "failed", "data": data}
+    named = {k.replace("_", "-"): v for k, v in headers.items()}
+    return Response(status, named, json.dumps(body).encode())
+
+
+class FakeSender:
+    """Answers with the scripted responses or errors, in order; records each request."""
+
+    def __init__(self, clock: FastForward, *script: Response | APIError) -> None:
+        self.clock = clock
+        self.script = list(script)
+        self.requests: list[Request] = []
+        self.times: list[float] = []
+
+    async def send(self, request: Request) -> Response:
+        self.requests.append(request)
+        self.times.append(self.clock.monotonic())
+        step = self.script.pop(0)
+        if isinstance(step, APIError):
+            raise step
+        return step
+
+
+def ceiling(low: float, high: float) -> float:
+    """Full jitter drawn at its ceiling: the retry delays are known in advance."""
+    return high
+
+
+def rig(
+    *script: Response | APIError,
+    rate: RateLimit = Plan.PREMIUM.rate_limit,
+    retry: RetryPolicy | None = None,
+    adopt_limit: bool = False,
+) -> tuple[Caller, FakeSender, TokenBucket, FastForward]:
+    clock = FastForward(100.0)
+    sender = FakeSender(clock, *script)
+    bucket = TokenBucket(rate, clock=clock.monotonic, sleep=clock.sleep)
+    caller = Caller(
+        sender,
+        limiter=bucket,
+        retry=retry or RetryPolicy(random=ceiling),
+        clock=clock,
+        adopt_limit=adopt_limit,
+    )
+    return caller, sender, bucket, clock
+
+
+def creation() -> TalkingAvatarRequest:
+    return TalkingAvatarRequest(script="Hello", avatar_id="a1", voice_id="v1", name="hello-1")
+
+
+def stats(caller: Caller) -> tuple[int, int, int, int]:
+    s = caller.stats
+    return (s.requests, s.attempts, s.retries, s.rate_limited)
+
+
+# -- retries --------------------------------------------------------------------------------
+
+
+async def test_get_retried_on_500_then_succeeds_sleeping_on_the_clock() -> None:
+    caller, sender, _, clock = rig(answer(500), answer(500), answer(200, {"id": "v1"}))
+    started = time.perf_counter()
+    envelope = await caller.call("GET", "/v1/video/v1", params={"a": 1, "b": None})
+    assert time.perf_counter() - started < 0.05
+    assert envelope["data"] == {"id": "v1"}
+    assert (envelope.method, envelope.path, envelope.status) == ("GET", "/v1/video/v1", 200)
+    # The same request three times; None params left out.
+    assert [(r.method, r.path, r.params) for r in sender.requests] == 3 * [
+        ("GET", "/v1/video/v1", (("a", "1"),))
+    ]
+    # Full jitter at its ceiling: base 0.5, then doubled; slept on the injected clock.
+    assert clock.sleeps == [0.5, 1.0]
+    assert sender.times == [100.0, 100.5, 101.5]
+    assert stats(caller) == (1, 3, 2, 0)
+
+
+async def test_get_gives_up_after_the_policys_attempts() -> None:
+    caller, sender, _, clock = rig(
+        answer(503), answer(500), answer(502), retry=RetryPolicy(attempts=3, random=ceiling)
+    )
+    with pytest.raises(InternalServerError) as info:
+        await caller.call("GET", "/v1/video/v1")
+    assert info.value.status_code == 502
+    assert len(sender.requests) == 3 and clock.sleeps == [0.5, 1.0]
+    assert stats(caller) == (1, 3, 2, 0)
+
+
+async def test_a_get_connection_error_is_retried() -> None:
+    reset = APIConnectionError("reset", method="GET", path="/v1/video/v1", request_sent=True)
+    caller, sender, _, _ = rig(reset, answer(200, {"id": "v1"}))
+    assert (await caller.call("GET", "/v1/video/v1"))["data"] == {"id": "v1"}
+    assert len(sender.requests) == 2 and stats(caller) == (1, 2, 1, 0)
+
+
+async def test_stats_count_requests_attempts_and_retries() -> None:
+    caller, _, _, _ = rig(answer(200), answer(503), answer(200), answer(404), answer(200))
+    await caller.call("GET", "/v1/a")
+    await caller.call("GET", "/v1/b")  # 503, then 200
+    with pytest.raises(APIStatusError):
+        await caller.call("GET", "/v1/c")  # 404: not retried
+    await caller.call("POST", "/v1/d", json={"x": 1})
+    assert stats(caller) == (4, 5, 1, 0)
+    assert repr(caller.stats) == "<ClientStats requests=4 attempts=5 retries=1 429s=0>"
+
+
+# -- 429: the limiter pauses -----------------------------------------------------------------
+
+
+async def test_429_pauses_the_limiter_and_is_counted() -> None:
+    # No Retry-After: the limiter pauses 1 s; the retry's own jitter is zero.
+    caller, sender, _, clock = rig(
+        answer(429), answer(200, {"ok": 1}), retry=RetryPolicy(random=lambda a, b: 0.0)
+    )
+    assert (await caller.call("GET", "/v1/video/v1"))["data"] == {"ok": 1}
+    # The retry waited 0 s; the bucket then held the request until the pause ended.
+    assert clock.sleeps == [0.0, 1.0]
+    assert sender.times == [100.0, 101.0]
+    assert stats(caller) == (1, 2, 1, 1)
+
+
+async def test_429_retry_after_holds_every_later_request() -> None:
+    caller, sender, bucket, clock = rig(
+        answer(429, Retry_After="7"), answer(200), retry=RetryPolicy(attempts=1)
+    )
+    with pytest.raises(RateLimitError) as info:
+        await caller.call("GET", "/v1/video/v1")
+    assert info.value.retry_after == 7.0
+    assert caller.stats.rate_limited == 1
+    assert bucket.tokens == 0.0  # emptied by the pause
+    await caller.call("GET", "/v1/video/v2")  # another request waits out the pause
+    assert sender.times == [100.0, 107.0]
+    assert clock.sleeps == [7.0]
+
+
+async def test_a_creation_post_after_429_is_sent_again() -> None:
+    # A 429 says the service did not process it: resending cannot pay twice.
+    caller, sender, _, _ = rig(answer(429, Retry_After="2"), answer(200, {"projectId": "p1"}))
+    envelope = await caller.call("POST", CREATE, json={"script": "Hello"}, creation=creation())
+    assert envelope["data"] == {"projectId": "p1"}
+    assert len(sender.requests) == 2 and stats(caller) == (1, 2, 1, 1)
+
+
+# -- a creation whose outcome is unknown is never resent -------------------------------------
+
+
+def _sent_reset() -> APIError:
+    return APIConnectionError("reset", method="POST", path=CREATE, request_sent=True)
+
+
+def _sent_timeout() -> APIError:
+    return APITimeoutError("timed out", method="POST", path=CREATE, request_sent=True)
+
+
+@pytest.mark.parametrize(
+    ("step", "cause"),
+    [
+        (answer(502), InternalServerError),
+        (answer(504), InternalServerError),
+        (_sent_reset(), APIConnectionError),
+        (_sent_timeout(), APITimeoutError),
+        (Response(200, {}, b"<html>gateway</html>"), APIResponseValidationError),
+    ],
+    ids=["502", "504", "reset-after-send", "timeout-after-send", "unreadable-200"],
+)
+async def test_an_ambiguous_creation_raises_and_is_sent_once(
+    step: Response | APIError, cause: type[APIError]
+) -> None:
+    caller, sender, _, clock = rig(step, answer(200, {"projectId": "p1"}))
+    request = creation()
+    with pytest.raises(AmbiguousCreationError) as info:
+        await caller.call("POST", CREATE, json={"script": "Hello"}, creation=request)
+    error = info.value
+    assert len(sender.requests) == 1 and clock.sleeps == []
+    assert type(error.cause) is cause and error.__cause__ is error.cause
+    assert error.request is request
+    assert (error.method, error.path) == ("POST", CREATE)
+    assert (error.format, error.name) == ("talking_avatar", "hello-1")
+    assert isinstance(error.sent_at, datetime) and error.sent_at.tzinfo is not None
+    assert "reconcile" in str(error)
+    assert stats(caller) == (1, 1, 0, 0)
+
+
+async def test_a_post_that_is_no_creation_raises_its_own_error() -> None:
+    caller, sender, _, _ = rig(answer(502), answer(200))
+    with pytest.raises(InternalServerError):
+        await caller.call("POST", "/v1/other", json={})
+    assert len(sender.requests) == 1
+
+
+async def test_a_creation_refused_with_500_is_not_ambiguous_nor_resent() -> None:
+    caller, sender, _, _ = rig(answer(500), answer(200))
+    with pytest.raises(InternalServerError) as info:
+        await caller.call("POST", CREATE, json={}, creation=creation())
+    assert not isinstance(info.value, AmbiguousCreationError)
+    assert len(sender.requests) == 1
+
+
+async def test_a_creation_that_never_left_is_sent_again() -> None:
+    refused = APIConnectionError("refused", method="POST", path=CREATE, request_sent=False)
+    caller, sender, _, _ = rig(refused, answer(200, {"projectId": "p1"}))
+    envelope = await caller.call("POST", CREATE, json={}, creation=creation())
+    assert envelope["data"] == {"projectId": "p1"}
+    assert len(sender.requests) == 2 and stats(caller) == (1, 2, 1, 0)
+
+
+async def test_a_creation_that_never_left_and_is_out_of_attempts_is_not_ambiguous() -> None:
+    refused = APIConnectionError("refused", method="POST", path=CREATE, request_sent=False)
+    caller, sender, _, _ = rig(refused, retry=RetryPolicy(attempts=1))
+    with pytest.raises(APIConnectionError) as info:
+        await caller.call("POST", CREATE, json={}, creation=creation())
+    assert info.value is refused  # nothing was sent: nothing to reconcile
+    assert len(sender.requests) == 1
+
+
+# -- rate-limit headers ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("limit", "adopted"),
+    [
+        ("60", Plan.STARTER.rate_limit),
+        ("300", Plan.PRO.rate_limit),
+        ("42", RateLimit(per_minute=42, burst=42)),  # no plan: a minute's worth of burst
+    ],
+)
+async def test_x_ratelimit_limit_is_adopted_when_asked(limit: str, adopted: RateLimit) -> None:
+    caller, _, bucket, _ = rig(answer(200, X_RateLimit_Limit=limit), adopt_limit=True)
+    await caller.call("GET", "/v1/video/v1")
+    assert bucket.rate == adopted
+
+
+async def test_x_ratelimit_limit_is_ignored_when_the_plan_was_given() -> None:
+    caller, _, bucket, _ = rig(answer(200, X_RateLimit_Limit="60"), adopt_limit=False)
+    await caller.call("GET", "/v1/video/v1")
+    assert bucket.rate == Plan.PREMIUM.rate_limit
+
+
+async def test_x_ratelimit_remaining_lowers_the_tokens() -> None:
+    caller, _, bucket, _ = rig(answer(200, X_RateLimit_Remaining="3"))
+    assert bucket.tokens > 1000
+    await caller.call("GET", "/v1/video/v1")
+    assert bucket.tokens <= 3

@@ -1,0 +1,437 @@
+"""The poller: units over a fake in-memory VideoSource on virtual time, then end to end.
+
+The unit tests drive a :class:`Poller` over :class:`FakeVideos` (no HTTP) with the
+:class:`FastForward` clock, so no round waits for real; each sleep of the poller is
+one round's end, where the test records what the round read.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Callable
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+import pytest_asyncio
+
+from asyncclient import AsyncClient, RateLimit, VideoJob
+from asyncclient._tracking import JobState
+from asyncclient.emulator import Emulator
+from asyncclient.errors import (
+    APIError,
+    AuthenticationError,
+    InternalServerError,
+    NotFoundError,
+    PermissionDeniedError,
+)
+from asyncclient.models import Page, Video, VideoDetail
+from asyncclient.poller import Poller, PollPolicy
+from tests.conftest import connect
+from tests.virtual_time import FastForward
+
+# -- a fake VideoSource --------------------------------------------------------------------
+
+
+class FakeVideos:
+    """Projects in memory, newest first, each with its videos; counts every read.
+
+    A video may finish at a virtual time (``finish(..., at=...)``), read from the
+    clock, so what a round sees depends only on the rounds before it.
+    """
+
+    def __init__(self, clock: FastForward) -> None:
+        self.clock = clock
+        self.projects: list[str] = []  # newest first
+        self.videos: dict[str, list[str]] = {}  # project -> its video ids
+        self.records: dict[str, dict[str, Any]] = {}  # video id -> fields
+        self.unlisted: set[str] = set()  # projects the list does not show (yet)
+        self.gets: list[str] = []
+        self.pages: list[int] = []  # offsets read
+        self.get_errors: dict[str, APIError] = {}
+        self.list_error: APIError | None = None
+        self.hold: dict[str, asyncio.Event] = {}  # "get"/"list" reads wait for their event
+
+    def add(self, vid: str, project: str, *, progress: int = 0, listed: bool = True) -> None:
+        if project not in self.videos:
+            self.projects.insert(0, project)
+            self.videos[project] = []
+        self.videos[project].append(vid)
+        self.records[vid] = {"status": "STARTED", "progress": progress, "done_at": None}
+        if not listed:
+            self.unlisted.add(project)
+
+    def finish(self, vid: str, *, at: float = 0.0, status: str = "COMPLETED") -> None:
+        self.records[vid].update(done_at=at, end=status)
+
+    def _fields(self, vid: str, project: str) -> dict[str, Any]:
+        record = self.records[vid]
+        done = record["done_at"] is not None and self.clock.monotonic() >= record["done_at"]
+        status = record["end"] if done else record["status"]
+        progress = 100 if done else record["progress"]
+        return {"id": vid, "project_id": project, "status": status, "progress": progress}
+
+    async def _pause(self, kind: str) -> None:
+        await asyncio.sleep(0)
+        if kind in self.hold:
+            await self.hold[kind].wait()
+
+    async def get(self, video_id: str) -> VideoDetail:
+        self.gets.append(video_id)
+        await self._pause("get")
+        if video_id in self.get_errors:
+            raise self.get_errors[video_id]
+        project = next((p for p, vids in self.videos.items() if video_id in vids), None)
+        if project is None:
+            raise NotFoundError(
+                "Video not found", status_code=404, method="GET", path=f"/v1/video/{video_id}"
+            )
+        return VideoDetail(**self._fields(video_id, project))
+
+    async def list_page(self, *, limit: int = 100, offset: int = 0) -> Page[Video]:
+        self.pages.append(offset)
+        await self._pause("list")
+        if self.list_error is not None:
+            raise self.list_error
+        listed = [p for p in self.projects if p not in self.unlisted]
+        items = [
+            Video(**self._fields(vid, project))
+            for project in listed[offset : offset + limit]
+            for vid in self.videos[project]
+        ]
+        return Page(items=items, total=len(listed), limit=limit, offset=offset)
+
+
+FAST_PLAN = SimpleNamespace(rate=RateLimit(per_minute=60_000, burst=1000))
+"""The poller reads only ``limiter.rate``: a fast plan, so the share never sets the wait."""
+
+
+class Rig:
+    """A poller over FakeVideos on a FastForward clock; ``rounds`` holds each round's reads."""
+
+    def __init__(self, policy: PollPolicy | None = None, limiter: Any = FAST_PLAN) -> None:
+        self.clock = FastForward(on_sleep=self._round_ended)
+        self.source = FakeVideos(self.clock)
+        self.rounds: list[tuple[list[int], list[str]]] = []
+        self.poller = Poller(
+            self.source,
+            limiter=limiter,
+            policy=policy or PollPolicy(min_interval=2.0, max_interval=30.0, jitter=0.0),
+            clock=self.clock,
+        )
+
+    def _round_ended(self, seconds: float) -> None:
+        self.rounds.append((list(self.source.pages), list(self.source.gets)))
+        self.source.pages.clear()
+        self.source.gets.clear()
+
+    def job(self, vid: str, project: str) -> JobState:
+        """A job that knows its video, as a creation response leaves it."""
+        return JobState(project_id=project, video_id=vid, status="STARTED")
+
+    async def until(self, ready: Callable[[], bool], limit: int = 2000) -> None:
+        """Let the poller's task run until ``ready()`` (bounded: never hangs)."""
+        for _ in range(limit):
+            if ready():
+                return
+            await asyncio.sleep(0)
+        raise AssertionError("the poller never got there")
+
+
+async def wait_done(*jobs: JobState) -> None:
+    async def one(job: JobState) -> None:
+        while not job.done():
+            await job.changed()
+
+    await asyncio.wait_for(asyncio.gather(*(one(j) for j in jobs)), 1.0)
+
+
+async def close_promptly(poller: Poller) -> None:
+    """``poller.aclose()``, which must not hang (it is not cancelled here: that would hide it)."""
+    closing = asyncio.ensure_future(poller.aclose())
+    done, _ = await asyncio.wait({closing}, timeout=1.0)
+    if not done:
+        closing.cancel()
+        raise AssertionError("aclose() hung")
+    closing.result()
+
+
+@pytest_asyncio.fixture
+async def rig() -> AsyncIterator[Rig]:
+    made = Rig()
+    yield made
+    await made.poller.aclose()
+
+
+# -- which reads a round makes ------------------------------------------------------------
+
+
+async def test_one_job_is_read_by_its_id(rig: Rig) -> None:
+    for i in range(5):
+        rig.source.add(f"v{i}", f"p{i}")
+    job = rig.job("v3", "p3")
+    rig.poller.watch(job)
+    await rig.until(lambda: len(rig.rounds) >= 2)
+    assert rig.rounds[:2] == [([], ["v3"]), ([], ["v3"])]  # one GET a round, no list
+    assert (job.status, job.progress) == ("STARTED", 0)
+    assert rig.poller.stats.list_requests == 0
+
+
+@pytest.mark.parametrize(
+    ("watched", "pages"), [(2, [0]), (100, [0]), (101, [0, 100]), (250, [0, 100, 200])]
+)
+async def test_many_jobs_are_read_through_list_pages(
+    rig: Rig, watched: int, pages: list[int]
+) -> None:
+    for i in range(300):  # older projects first: v299 is the newest
+        rig.source.add(f"v{i}", f"p{i}")
+    jobs = [rig.job(f"v{i}", f"p{i}") for i in range(299, 299 - watched, -1)]
+    for job in jobs:
+        rig.poller.watch(job)
+    await rig.until(lambda: len(rig.rounds) >= 2)
+    # A round reads the pages that hold the watched jobs, and no video by id.
+    assert rig.rounds[:2] == [(pages, []), (pages, [])]
+    assert all(job.progress == 0 for job in jobs)
+    assert rig.poller.stats.job_rounds >= 2 * watched
+
+
+async def test_a_project_only_job_is_found_by_project_id(rig: Rig) -> None:
+    rig.source.add("x", "p-other")
+    rig.source.add("a7", "p7", progress=40)
+    rig.source.add("b7", "p7", progress=10)
+    rig.source.add("y", "p-newer")
+    job = JobState(project_id="p7")  # a template generation: no video id yet
+    rig.poller.watch(job)
+    await rig.until(lambda: len(rig.rounds) >= 1)
+    assert rig.rounds[0] == ([0], [])
+    assert (job.video_ids, job.status, job.progress) == (["a7", "b7"], "STARTED", 10)
+
+    soon = rig.clock.monotonic() + 1.0  # from the next round on
+    rig.source.finish("a7", at=soon)
+    rig.source.finish("b7", at=soon)
+    await wait_done(job)
+    assert job.result is not None and job.result.id == "a7"
+    assert [v.id for v in job.videos] == ["a7", "b7"]
+    # The last round found both finished in the list, then read each one's detail once.
+    assert (rig.source.pages, rig.source.gets) == ([0], ["a7", "b7"])
+    assert all(gets == [] for _, gets in rig.rounds)
+
+
+async def test_a_job_missing_from_the_list_is_read_by_id(rig: Rig) -> None:
+    rig.source.add("v1", "p1")
+    rig.source.add("v2", "p2", progress=30, listed=False)  # the list lags behind
+    one, two = rig.job("v1", "p1"), rig.job("v2", "p2")
+    rig.poller.watch(one)
+    rig.poller.watch(two)
+    await rig.until(lambda: len(rig.rounds) >= 1)
+    assert rig.rounds[0] == ([0], ["v2"])
+    assert (one.progress, two.progress) == (0, 30)
+
+
+async def test_not_found_fails_only_that_job(rig: Rig) -> None:
+    rig.source.add("v1", "p1")
+    one, gone = rig.job("v1", "p1"), rig.job("v-gone", "p-gone")  # deleted meanwhile
+    rig.poller.watch(one)
+    rig.poller.watch(gone)
+    await rig.until(lambda: len(rig.rounds) >= 2)
+    assert isinstance(gone.error, NotFoundError)
+    assert not one.done() and one.error is None
+    assert rig.poller.watching == 1
+    # Later rounds read the job still watched, alone: by its id.
+    assert rig.rounds[1] == ([], ["v1"])
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        AuthenticationError("Authentication required", status_code=401),
+        PermissionDeniedError("Forbidden", status_code=403),
+    ],
+    ids=["401", "403"],
+)
+@pytest.mark.parametrize("watched", [1, 3])
+async def test_a_refused_key_fails_every_watched_job(
+    rig: Rig, error: APIError, watched: int
+) -> None:
+    jobs = [rig.job(f"v{i}", f"p{i}") for i in range(watched)]
+    for i in range(watched):
+        rig.source.add(f"v{i}", f"p{i}")
+        rig.source.get_errors[f"v{i}"] = error
+    rig.source.list_error = error
+    for job in jobs:
+        rig.poller.watch(job)
+    await wait_done(*jobs)
+    assert all(job.error is error for job in jobs)
+    assert rig.poller.watching == 0
+    assert rig.poller.stats.rounds == 1
+
+
+async def test_a_server_error_is_tried_again_next_round(rig: Rig) -> None:
+    rig.source.add("v1", "p1")
+    rig.source.add("v2", "p2")
+    rig.source.list_error = InternalServerError("oops", status_code=500)
+    jobs = [rig.job("v1", "p1"), rig.job("v2", "p2")]
+    for job in jobs:
+        rig.poller.watch(job)
+    await rig.until(lambda: len(rig.rounds) >= 2)
+    assert not any(job.done() for job in jobs) and rig.poller.watching == 2
+    rig.source.list_error = None
+    await rig.until(lambda: jobs[0].progress == 0)
+
+
+async def test_aclose_fails_the_waiting_jobs_and_leaves_no_task() -> None:
+    before = asyncio.all_tasks()
+    rig = Rig()
+    for i in range(3):
+        rig.source.add(f"v{i}", f"p{i}")
+    jobs = [rig.job(f"v{i}", f"p{i}") for i in range(3)]
+    for job in jobs:
+        rig.poller.watch(job)
+    waiting = asyncio.ensure_future(wait_done(*jobs))
+    await rig.until(lambda: len(rig.rounds) >= 1)
+    rig.source.hold["list"] = asyncio.Event()  # the next round hangs in its reads
+    await rig.until(lambda: bool(rig.source.pages))
+
+    await close_promptly(rig.poller)
+    await waiting
+    for job in jobs:
+        assert isinstance(job.error, RuntimeError)
+        assert "client was closed" in str(job.error)
+    assert rig.poller.watching == 0
+    assert asyncio.all_tasks() == before  # the poller's task and its readers are gone
+    await rig.poller.aclose()  # twice is fine
+
+
+async def test_aclose_with_reads_in_flight_cancels_every_reader() -> None:
+    before = asyncio.all_tasks()
+    rig = Rig()
+    jobs = []
+    for i in range(3):
+        rig.source.add(f"v{i}", f"p{i}", listed=False)  # read one by one, together
+        jobs.append(rig.job(f"v{i}", f"p{i}"))
+        rig.poller.watch(jobs[-1])
+    rig.source.hold["get"] = asyncio.Event()
+    await rig.until(lambda: len(rig.source.gets) == 3)
+    assert len(asyncio.all_tasks()) > len(before) + 1  # the task and its readers
+    await close_promptly(rig.poller)
+    assert asyncio.all_tasks() == before
+    assert all(isinstance(job.error, RuntimeError) for job in jobs)
+
+
+async def test_a_cancel_aimed_at_the_closer_reaches_it() -> None:
+    rig = Rig()
+    rig.source.add("v0", "p0", listed=False)
+    job = rig.job("v0", "p0")
+    rig.poller.watch(job)
+    slow = asyncio.Event()
+
+    async def stubborn_get(video_id: str) -> VideoDetail:  # ignores one cancellation
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            await slow.wait()
+        raise AssertionError("unreachable")
+
+    rig.source.get = stubborn_get  # type: ignore[method-assign]
+    await rig.until(lambda: rig.poller.watching == 1)
+    await asyncio.sleep(0.01)  # the round is in its read
+    closer = asyncio.ensure_future(rig.poller.aclose())
+    await asyncio.sleep(0)
+    closer.cancel()  # e.g. a shutdown deadline around client.aclose()
+    slow.set()
+    with pytest.raises(asyncio.CancelledError):
+        await closer
+
+
+async def test_the_poller_sleeps_on_the_injected_clock() -> None:
+    rig = Rig(PollPolicy(min_interval=2.0, max_interval=30.0, backoff=1.5, jitter=0.0))
+    rig.source.add("v1", "p1")
+    rig.source.finish("v1", at=20.0)  # virtual seconds
+    job = rig.job("v1", "p1")
+    started = time.perf_counter()
+    rig.poller.watch(job)
+    await wait_done(job)
+    assert time.perf_counter() - started < 0.5
+    # The first read moved progress (none -> 0): the minimum; then no progress: backoff.
+    assert rig.clock.sleeps == [2.0, 3.0, 4.5, 6.75, 10.125]
+    assert rig.clock.monotonic() == pytest.approx(26.375)
+    assert job.result is not None and job.result.status == "COMPLETED"
+    assert rig.poller.stats.rounds == 6 and rig.poller.watching == 0
+    await rig.poller.aclose()
+
+
+async def test_the_share_of_the_plan_sets_the_least_wait() -> None:
+    # 6 requests a minute, polling held to half: one list page a round -> 20 s at least.
+    slow = SimpleNamespace(rate=RateLimit(per_minute=6, burst=10))
+    rig = Rig(PollPolicy(min_interval=1.0, max_interval=5.0, jitter=0.0, share=0.5), slow)
+    for i in range(2):
+        rig.source.add(f"v{i}", f"p{i}")
+        rig.poller.watch(rig.job(f"v{i}", f"p{i}"))
+    await rig.until(lambda: len(rig.rounds) >= 3)
+    assert rig.clock.sleeps[:3] == [20.0, 20.0, 20.0]
+    await rig.poller.aclose()
+
+
+# -- end to end, against the emulator ----------------------------------------------------
+
+
+@pytest_asyncio.fixture
+async def client(emu: Emulator) -> AsyncIterator[AsyncClient]:
+    async with connect(emu, credits=1_000_000) as c:
+        yield c
+
+
+async def talking(client: AsyncClient, emu: Emulator, **kw: Any) -> VideoJob:
+    cat = emu.catalog
+    return await client.projects.create_talking_avatar(
+        script="Hello", avatar_id=cat.avatars[0], voice_id=cat.voices[0], **kw
+    )
+
+
+@pytest.mark.emulator(seed=3)
+async def test_many_jobs_are_polled_through_list_pages(emu: Emulator, client: AsyncClient) -> None:
+    jobs = [await talking(client, emu, name=f"v{i}") for i in range(250)]
+    poller = client.jobs.poller
+    waiting = asyncio.gather(*(job.wait() for job in jobs))
+    while poller.stats.rounds < 4:
+        await asyncio.sleep(0.02)
+        emu.advance(5)
+    rounds_before_done = poller.stats.rounds
+    emu.advance(1000)
+    videos = await asyncio.wait_for(waiting, 10)
+    assert {v.name for v in videos} == {f"v{i}" for i in range(250)}
+    stats = poller.stats
+    # Each finished video is read once (a few more when the list shifts between two
+    # pages of a round and a running video looks finished for a moment).
+    assert 250 <= stats.detail_requests <= 260
+    # 3 pages a round for 250 processing videos, instead of 250 GETs a round.
+    assert stats.list_requests <= 3 * stats.rounds + 1
+    assert rounds_before_done >= 3
+    per_job_polling = 250 * stats.rounds
+    assert stats.requests < 0.3 * per_job_polling
+
+
+def test_interval_backs_off_comes_down_and_respects_the_share() -> None:
+    policy = PollPolicy(jitter=0.0)
+    per_second = RateLimit(per_minute=60, burst=100).per_second  # 1 a second
+    base = policy.min_interval
+
+    def step(moved: bool, spent: int) -> float:
+        nonlocal base
+        base, wait = policy.next_interval(base, moved=moved, spent=spent, per_second=per_second)
+        return wait
+
+    assert step(moved=False, spent=0) == 3.0
+    assert step(moved=False, spent=0) == 4.5
+    for _ in range(10):
+        step(moved=False, spent=0)
+    assert step(moved=False, spent=0) == 30.0
+    assert step(moved=True, spent=0) == 2.0
+    # 5 requests in a round at 1 a second, polling held to half of it: 10 s at least.
+    assert step(moved=True, spent=5) == 10.0
+    # The jitter spreads the wait by up to 10% either way.
+    jittered = PollPolicy(jitter=0.1)
+    _, low = jittered.next_interval(2.0, moved=True, spent=0, per_second=1.0, spread=min)
+    _, high = jittered.next_interval(2.0, moved=True, spent=0, per_second=1.0, spread=max)
+    assert (round(low, 6), round(high, 6)) == (1.8, 2.2)

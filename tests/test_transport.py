@@ -1,0 +1,210 @@
+"""AiohttpTransport alone: what it sends, what it hands back, how it fails.
+
+Against real aiohttp servers on loopback (the ``serve`` fixture) and tiny raw
+socket servers; no caller, no retries, no decoding.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import aiohttp
+import pytest
+from aiohttp import web
+
+from asyncclient._protocol import Request, build_request
+from asyncclient._transport import AiohttpTransport, Timeouts
+from asyncclient.errors import APIConnectionError, APITimeoutError
+from tests.conftest import Serve
+
+KEY = "sk-transport-key-789"
+
+
+def echo_app(seen: list[web.Request]) -> web.Application:
+    """Answers with what it received; ``/v1/status/{code}`` answers that status."""
+
+    async def echo(request: web.Request) -> web.Response:
+        seen.append(request)
+        body = await request.read()
+        return web.json_response(
+            {
+                "method": request.method,
+                "path": request.path,
+                "query": sorted(request.query.items()),
+                "body": body.decode(),
+            },
+            headers={"X-RateLimit-Remaining": "41"},
+        )
+
+    async def status(request: web.Request) -> web.Response:
+        seen.append(request)
+        code = int(request.match_info["code"])
+        return web.Response(
+            status=code, body=b'{"success":false,"message":"no"}', headers={"X-Thing": str(code)}
+        )
+
+    app = web.Application()
+    app.router.add_route("*", "/v1/echo", echo)
+    app.router.add_route("*", "/v1/status/{code}", status)
+    return app
+
+
+async def test_send_carries_method_path_query_body_and_the_key(serve: Serve) -> None:
+    seen: list[web.Request] = []
+    url = await serve(echo_app(seen))
+    transport = AiohttpTransport(url + "/", KEY)
+    try:
+        request = build_request("POST", "/v1/echo", params={"q": "a b", "n": 2}, json_body={"x": 1})
+        response = await transport.send(request)
+    finally:
+        await transport.aclose()
+    assert response.status == 200
+    assert response.headers["X-RateLimit-Remaining"] == "41"
+    assert response.headers["x-ratelimit-remaining"] == "41"  # case-insensitive
+    assert json.loads(response.body) == {
+        "method": "POST",
+        "path": "/v1/echo",
+        "query": [["n", "2"], ["q", "a b"]],
+        "body": '{"x":1}',
+    }
+    (received,) = seen
+    assert received.headers["x-api-key"] == KEY
+    assert received.headers["User-Agent"] == "asyncclient"
+    assert received.headers["Content-Type"] == "application/json"
+
+
+async def test_the_key_and_user_agent_are_set_by_the_transport(serve: Serve) -> None:
+    seen: list[web.Request] = []
+    url = await serve(echo_app(seen))
+    transport = AiohttpTransport(url, KEY, user_agent="my-app/1.0")
+    try:
+        # A request that carries its own (wrong) key header: the transport's wins.
+        await transport.send(Request("GET", "/v1/echo", headers={"X-Api-Key": "other"}))
+    finally:
+        await transport.aclose()
+    assert seen[0].headers.getall("x-api-key") == [KEY]
+    assert seen[0].headers["User-Agent"] == "my-app/1.0"
+
+
+@pytest.mark.parametrize("code", [400, 401, 404, 429, 500, 503])
+async def test_error_statuses_are_returned_not_raised(serve: Serve, code: int) -> None:
+    seen: list[web.Request] = []
+    url = await serve(echo_app(seen))
+    transport = AiohttpTransport(url, KEY)
+    try:
+        response = await transport.send(Request("GET", f"/v1/status/{code}"))
+    finally:
+        await transport.aclose()
+    assert response.status == code
+    assert response.headers["X-Thing"] == str(code)
+    assert response.body == b'{"success":false,"message":"no"}'
+    assert len(seen) == 1  # one attempt: retrying is not the transport's business
+
+
+async def test_redirects_are_returned_not_followed(serve: Serve) -> None:
+    stolen: list[web.Request] = []
+    other = await serve(echo_app(stolen))
+
+    async def moved(request: web.Request) -> web.Response:
+        raise web.HTTPFound(f"{other}/v1/echo")
+
+    app = web.Application()
+    app.router.add_get("/v1/video/{vid}", moved)
+    url = await serve(app)
+    transport = AiohttpTransport(url, KEY)
+    try:
+        response = await transport.send(Request("GET", "/v1/video/x"))
+    finally:
+        await transport.aclose()
+    assert response.status == 302
+    assert response.headers["Location"] == f"{other}/v1/echo"
+    assert stolen == []  # the key never went to the other origin
+
+
+async def test_own_session_is_lazy_and_closed_a_callers_is_left_open(serve: Serve) -> None:
+    seen: list[web.Request] = []
+    url = await serve(echo_app(seen))
+    own = AiohttpTransport(url, KEY)
+    assert own._session is None
+    await own.send(Request("GET", "/v1/echo"))
+    session = own._session
+    assert session is not None and not session.closed
+    await own.aclose()
+    assert session.closed
+    with pytest.raises(RuntimeError, match="closed"):
+        await own.send(Request("GET", "/v1/echo"))
+
+    async with aiohttp.ClientSession() as theirs:
+        borrowed = AiohttpTransport(url, KEY, session=theirs)
+        assert (await borrowed.send(Request("GET", "/v1/echo"))).status == 200
+        await borrowed.aclose()
+        assert not theirs.closed
+    assert seen[-1].headers["x-api-key"] == KEY
+
+
+# -- failures: ours, with whether the request left ------------------------------------------
+
+
+@pytest.mark.parametrize("own_session", [True, False], ids=["own-session", "callers-session"])
+async def test_a_refused_connection_is_known_unsent(
+    unused_tcp_port: int, own_session: bool
+) -> None:
+    # Even on a caller's session (no trace hooks: "possibly sent" by default), a
+    # connection that was never made sent nothing.
+    async with aiohttp.ClientSession() as theirs:
+        session = None if own_session else theirs
+        transport = AiohttpTransport(f"http://127.0.0.1:{unused_tcp_port}", KEY, session=session)
+        try:
+            with pytest.raises(APIConnectionError) as info:
+                await transport.send(Request("POST", "/v1/project/create", body=b"{}"))
+        finally:
+            await transport.aclose()
+    error = info.value
+    assert error.request_sent is False and not isinstance(error, APITimeoutError)
+    assert (error.method, error.path) == ("POST", "/v1/project/create")
+    assert KEY not in str(error)
+
+
+async def test_a_reset_after_sending_is_possibly_sent() -> None:
+    async def drop(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.transport.abort()
+
+    server = await asyncio.start_server(drop, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    transport = AiohttpTransport(f"http://127.0.0.1:{port}", KEY)
+    try:
+        with pytest.raises(APIConnectionError) as info:
+            await transport.send(Request("POST", "/v1/project/create", body=b"{}"))
+    finally:
+        await transport.aclose()
+        server.close()
+        await server.wait_closed()
+    assert info.value.request_sent is True
+    assert not isinstance(info.value, APITimeoutError)
+
+
+async def test_no_answer_in_time_is_a_timeout_after_sending() -> None:
+    release = asyncio.Event()
+
+    async def stall(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        await release.wait()
+        writer.close()
+
+    server = await asyncio.start_server(stall, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    transport = AiohttpTransport(
+        f"http://127.0.0.1:{port}", KEY, timeouts=Timeouts(connect=1.0, read=0.01, total=5.0)
+    )
+    try:
+        with pytest.raises(APITimeoutError) as info:
+            await transport.send(Request("GET", "/v1/video/v1"))
+    finally:
+        release.set()
+        await transport.aclose()
+        server.close()
+        await server.wait_closed()
+    assert info.value.request_sent is True
+    assert (info.value.method, info.value.path) == ("GET", "/v1/video/v1")
