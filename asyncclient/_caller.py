@@ -67,7 +67,8 @@ class Caller:
         retry: Decides whether and when a failed attempt is tried again.
         clock: Measures the time a request has taken and sleeps between retries.
         adopt_limit: Take the limit of ``X-RateLimit-Limit`` into the token bucket
-            (the plan was not given).
+            (the plan was not given). A limit below the bucket's is adopted in any
+            case, with a warning once: a wrong plan then costs at most a few 429s.
     """
 
     def __init__(
@@ -85,6 +86,7 @@ class Caller:
         self.clock = clock
         self.stats = ClientStats()
         self._adopt_limit = adopt_limit
+        self._warned_limit = False
 
     def __repr__(self) -> str:
         return f"<Caller {self.limiter!r}>"
@@ -167,11 +169,31 @@ class Caller:
                 )
 
     def _follow_headers(self, headers: Mapping[str, str]) -> None:
-        info = parse_rate_limit(headers)
+        """Take the rate-limit headers in; never raises (a paid creation keeps its answer)."""
+        try:
+            info = parse_rate_limit(headers)
+            self._adopt(info.limit)
+            self.limiter.observe(info.remaining, info.reset_after)
+        except Exception:  # the parsers are total; this guards a bug, not the service
+            logger.warning("rate-limit headers not followed", exc_info=True)
+
+    def _adopt(self, limit: int | None) -> None:
+        """Follow ``X-RateLimit-Limit``: always when it is lower than the bucket's."""
         bucket = self.limiter if isinstance(self.limiter, TokenBucket) else None
-        if self._adopt_limit and bucket and info.limit and info.limit != bucket.rate.per_minute:
-            bucket.set_rate(plan_for_limit(info.limit))
-        self.limiter.observe(info.remaining, info.reset_after)
+        if bucket is None or not limit or limit == bucket.rate.per_minute:
+            return
+        if not self._adopt_limit:
+            if limit > bucket.rate.per_minute:
+                return  # a configured plan is never raised by a header
+            if not self._warned_limit:
+                self._warned_limit = True
+                logger.warning(
+                    "the service allows %d requests a minute, fewer than the configured %g: "
+                    "following the service (check the plan given to the client)",
+                    limit,
+                    bucket.rate.per_minute,
+                )
+        bucket.set_rate(plan_for_limit(limit))
 
 
 def _ambiguous(

@@ -8,6 +8,7 @@ and when by the :class:`FastForward` clock, which every wait goes through.
 from __future__ import annotations
 
 import json
+import logging
 import time
 from datetime import datetime
 from typing import Any
@@ -267,10 +268,23 @@ async def test_x_ratelimit_limit_is_adopted_when_asked(limit: str, adopted: Rate
     assert bucket.rate == adopted
 
 
-async def test_x_ratelimit_limit_is_ignored_when_the_plan_was_given() -> None:
-    caller, _, bucket, _ = rig(answer(200, X_RateLimit_Limit="60"), adopt_limit=False)
+async def test_a_higher_limit_never_raises_a_given_plan() -> None:
+    caller, _, bucket, _ = rig(answer(200, X_RateLimit_Limit="5000"), adopt_limit=False)
     await caller.call("GET", "/v1/video/v1")
     assert bucket.rate == Plan.PREMIUM.rate_limit
+
+
+async def test_a_lower_limit_than_the_given_plan_is_adopted_with_one_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    replies = [answer(200, X_RateLimit_Limit="60"), answer(200, X_RateLimit_Limit="60")]
+    caller, _, bucket, _ = rig(*replies, adopt_limit=False)
+    with caplog.at_level(logging.WARNING, logger="asyncclient"):
+        await caller.call("GET", "/v1/video/v1")
+        await caller.call("GET", "/v1/video/v1")
+    assert bucket.rate == Plan.STARTER.rate_limit  # the service's 60 a minute
+    warnings = [r for r in caplog.records if "fewer than the configured" in r.getMessage()]
+    assert len(warnings) == 1
 
 
 async def test_x_ratelimit_remaining_lowers_the_tokens() -> None:

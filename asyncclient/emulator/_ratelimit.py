@@ -76,7 +76,9 @@ class Bucket:
         retry_after = max(1, math.ceil(self._clock.to_real(to_one)))
         return Decision(
             allowed=allowed,
-            limit=self.per_minute,
+            # Per real minute, as Reset and Retry-After are in real seconds: a client
+            # sized by this header keeps to the bucket whatever the time scale.
+            limit=max(1, round(self.per_minute * self._clock.time_scale)),
             remaining=math.floor(self._tokens),
             reset=reset,
             retry_after=retry_after,

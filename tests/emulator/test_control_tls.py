@@ -28,7 +28,7 @@ async def test_control_team_catalog_log_counters(
     api = Api(session, emu.url, team["apiKey"])
     status, headers, created = await api.post("/v1/project/create/ugc-ads", UGC)
     assert status == 200
-    assert headers["X-RateLimit-Limit"] == "60"
+    assert headers["X-RateLimit-Limit"] == "3600"  # starter, per real minute at scale 60
     async with session.get(base + "/catalog") as resp:
         catalog = await resp.json()
     assert catalog["avatars"] == emu.catalog.avatars
@@ -73,7 +73,7 @@ async def test_permitted_false_and_custom_limit_via_control(
         key = (await resp.json())["apiKey"]
     status, headers, _ = await Api(session, emu.url, key).get("/v1/video/list")
     assert status == 403
-    assert (headers["X-RateLimit-Limit"], headers["X-RateLimit-Remaining"]) == ("5", "6")
+    assert (headers["X-RateLimit-Limit"], headers["X-RateLimit-Remaining"]) == ("300", "6")
 
 
 async def test_unknown_v1_route_is_json_404(api: Api) -> None:
