@@ -4,8 +4,13 @@ What is retried (spec 7 and 8.1; nothing here sleeps or sends):
 
 - a GET: connection errors, timeouts, 429 and 500/502/503/504;
 - a creation POST, which costs credits and has no idempotency key, only when the
-  service cannot have processed it: after a 429, or a connection failure before
-  any byte of the request was sent.
+  service cannot have processed it: after a 429 or a 503 (refused before any
+  processing), or a connection failure before any byte of the request was sent.
+
+A failed creation POST whose fate is unknown is *ambiguous* (:func:`is_ambiguous`):
+a reset or timeout after sending, a 5xx other than 501 and 503 (the service may have
+processed it before failing, or a gateway lost its answer), or a success status whose
+body could not be read. It is never retried: it is reconciled with the service.
 
 The wait is full jitter, ``uniform(0, min(cap, base * 2**attempt))``; a
 ``Retry-After`` is a floor that the jitter never shortens. A ``Retry-After``
@@ -31,7 +36,8 @@ from asyncclient.errors import (
 __all__ = ["RETRYABLE_STATUSES", "RetryPolicy", "is_ambiguous", "may_retry"]
 
 RETRYABLE_STATUSES = frozenset({429, 500, 502, 503, 504})
-_AMBIGUOUS_STATUSES = frozenset({502, 504})
+_UNPROCESSED_STATUSES = frozenset({429, 503})  # refused before processing: safe to resend
+_NOT_AMBIGUOUS_5XX = frozenset({501, 503})  # not implemented, or unavailable: nothing done
 
 
 def _idempotent(error: APIError) -> bool:
@@ -45,20 +51,23 @@ def may_retry(error: APIError) -> bool:
     if isinstance(error, APIConnectionError):
         return _idempotent(error) or not error.request_sent
     if isinstance(error, APIStatusError):
-        return _idempotent(error) and error.status_code in RETRYABLE_STATUSES
+        if _idempotent(error):
+            return error.status_code in RETRYABLE_STATUSES
+        return error.status_code in _UNPROCESSED_STATUSES
     return False
 
 
 def is_ambiguous(error: BaseException) -> bool:
     """Whether a failed POST may have been processed by the service.
 
-    A reset or timeout after sending, a 502 or 504 (a gateway lost the answer),
-    or a success status whose body we could not read.
+    A reset or timeout after sending, a 5xx other than 501 and 503 (the service
+    may have failed after processing it; a 502 or 504 gateway lost the answer), or a
+    success status whose body we could not read. A 4xx is a refusal: nothing was made.
     """
     if isinstance(error, APIConnectionError):
         return error.request_sent
     if isinstance(error, APIStatusError):
-        return error.status_code in _AMBIGUOUS_STATUSES
+        return error.status_code >= 500 and error.status_code not in _NOT_AMBIGUOUS_5XX
     return isinstance(error, APIResponseValidationError)
 
 

@@ -226,9 +226,18 @@ async def test_a_post_that_is_no_creation_raises_its_own_error() -> None:
     assert len(sender.requests) == 1
 
 
-async def test_a_creation_refused_with_500_is_not_ambiguous_nor_resent() -> None:
+async def test_a_creation_answered_500_is_ambiguous_and_not_resent() -> None:
+    # A 500 may follow the project's creation: its fate is unknown, never resent.
     caller, sender, _, _ = rig(answer(500), answer(200))
-    with pytest.raises(InternalServerError) as info:
+    with pytest.raises(AmbiguousCreationError) as info:
+        await caller.call("POST", CREATE, json={}, creation=creation())
+    assert isinstance(info.value.cause, InternalServerError)
+    assert len(sender.requests) == 1
+
+
+async def test_a_creation_refused_with_400_is_not_ambiguous_nor_resent() -> None:
+    caller, sender, _, _ = rig(answer(400), answer(200))
+    with pytest.raises(APIError) as info:
         await caller.call("POST", CREATE, json={}, creation=creation())
     assert not isinstance(info.value, AmbiguousCreationError)
     assert len(sender.requests) == 1

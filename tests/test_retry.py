@@ -55,7 +55,9 @@ def test_get_is_not_retried_on_client_errors(status: int) -> None:
     assert not may_retry(status_error(status))
 
 
-@pytest.mark.parametrize(("status", "retry"), [(429, True), (500, False), (502, False)])
+@pytest.mark.parametrize(
+    ("status", "retry"), [(429, True), (503, True), (500, False), (502, False), (504, False)]
+)
 def test_post_is_retried_only_when_unprocessed(status: int, retry: bool) -> None:
     assert may_retry(status_error(status, "POST")) is retry
 
@@ -66,7 +68,10 @@ def test_post_connection_errors_depend_on_whether_bytes_left() -> None:
     assert may_retry(unsent) and not may_retry(sent)
     assert is_ambiguous(sent) and not is_ambiguous(unsent)
     assert is_ambiguous(status_error(502, "POST")) and is_ambiguous(status_error(504, "POST"))
-    assert not is_ambiguous(status_error(500, "POST"))
+    # A 500 may come after the project was made; a 503 or a 4xx is a refusal.
+    assert is_ambiguous(status_error(500, "POST"))
+    assert not is_ambiguous(status_error(503, "POST"))
+    assert not any(is_ambiguous(status_error(s, "POST")) for s in (400, 402, 403, 404, 429))
 
 
 def test_full_jitter_bounds_grow_and_are_capped() -> None:
@@ -177,12 +182,25 @@ async def test_post_429_is_resent_because_it_was_not_processed(client: AsyncClie
     assert created.video_id == "v9"
 
 
-async def test_post_500_is_raised_not_resent(client: AsyncClient) -> None:
+async def test_post_500_is_ambiguous_not_resent(client: AsyncClient) -> None:
+    # The service may have made the project before failing: the user is told so.
     with aioresponses() as m:
         m.post(CREATE, status=500, payload={"success": False, "message": "server error"})
-        with pytest.raises(InternalServerError):
+        with pytest.raises(AmbiguousCreationError) as info:
             await client.projects.create_talking_avatar(script="Hi", avatar_id="a", voice_id="v")
         assert calls(m, "POST", CREATE) == 1
+    assert isinstance(info.value.cause, InternalServerError)
+
+
+async def test_post_503_is_resent_it_was_refused_before_processing(
+    client: AsyncClient,
+) -> None:
+    with aioresponses() as m:
+        m.post(CREATE, status=503, payload={"success": False, "message": "unavailable"})
+        m.post(CREATE, payload={"success": True, "data": {"videoId": "v1", "projectId": "p1"}})
+        job = await client.projects.create_talking_avatar(script="Hi", avatar_id="a", voice_id="v")
+        assert calls(m, "POST", CREATE) == 2
+    assert job.video_id == "v1"
 
 
 @pytest.mark.parametrize("status", [502, 504])
