@@ -12,6 +12,7 @@ import asyncio
 import logging
 
 from asyncclient._clock import SYSTEM_CLOCK, Clock
+from asyncclient.errors import APIError
 from asyncclient.jobs import VideoJob
 
 __all__ = ["CreditBudget"]
@@ -76,18 +77,32 @@ class CreditBudget:
             self._cost_known = asyncio.Event()
 
     async def learn(self, job: VideoJob) -> None:
-        """Read the cost of the row that was let through to learn it."""
+        """Read the cost of the row that was let through to learn it.
+
+        Never raises for the service's sake: when reading fails, the next row
+        admitted learns it instead (its own row is unaffected).
+        """
         if self.limit is None or self.cost is not None:
             return
+        try:
+            cost = await self._read_cost(job)
+        except APIError as exc:
+            logger.warning("could not read a row's cost (%s); the next row will", exc)
+            self._learning = False
+            self._cost_known.set()
+            self._cost_known = asyncio.Event()
+            return
+        if not cost:
+            logger.warning("could not learn a row's cost: the credit budget is not enforced")
+        self.cost = cost
+        self._cost_known.set()
+
+    async def _read_cost(self, job: VideoJob) -> int:
         for _ in range(20):  # template jobs find their video in the list first
             await job.refresh()
             if job.video_id:
                 break
             await self._clock.sleep(0.5)
-        cost = 0
-        if job.video_id:
-            cost = (await job.read()).used_credits or 0
-        if not cost:
-            logger.warning("could not learn a row's cost: the credit budget is not enforced")
-        self.cost = cost
-        self._cost_known.set()
+        if not job.video_id:
+            return 0
+        return (await job.read()).used_credits or 0

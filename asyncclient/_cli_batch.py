@@ -15,11 +15,13 @@ from typing import Any
 
 from asyncclient._cli_resources import EXIT_CONFIG, EXIT_ERROR, EXIT_OK, add_connection_args, run
 from asyncclient._progress import ProgressDisplay, format_duration
-from asyncclient.batch import Batch, RowResult
+from asyncclient.batch import Batch, BatchProgress, RowResult
 from asyncclient.client import ENV_API_KEY, ENV_BASE_URL, AsyncClient
 from asyncclient.ratelimit import Plan
 
 __all__ = ["read_rows", "register"]
+
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report Ctrl-C
 
 DEMO_TEMPLATE = "tpl_welcome"
 DEMO_SCALE = 60.0
@@ -115,17 +117,45 @@ async def _batch(args: argparse.Namespace, client: AsyncClient) -> int:
         on_progress=ProgressDisplay(),
         budget=args.budget,
     )
-    results = await _run_batch(batch)
+    try:
+        results = await _run_batch(batch)
+    except asyncio.CancelledError:  # Ctrl-C: the batch and its journal are closed by now
+        _report_interrupt(batch.progress, journal)
+        return EXIT_INTERRUPTED
     if args.out:
         _write_results(Path(args.out), results, rows)
     if args.download:
         await _download(client, results, Path(args.download))
     counts = _counts(results)
+    unresolved = f", {counts['unresolved']} unresolved" if counts["unresolved"] else ""
     print(
         f"{counts['completed']} completed, {counts['failed']} failed, "
-        f"{counts['rejected']} rejected, {counts['skipped']} skipped (journal: {journal})"
+        f"{counts['rejected']} rejected, {counts['skipped']} skipped{unresolved} "
+        f"(journal: {journal})"
     )
+    if counts["unresolved"]:
+        print(
+            f"{counts['unresolved']} rows were sent but the service could not yet say whether "
+            "it made them: run the same command again to find out (they are never resent "
+            "blindly)",
+            file=sys.stderr,
+        )
     return EXIT_OK if counts["completed"] == len(results) else EXIT_ERROR
+
+
+interrupt_reported = False
+"""Set once the one line about an interruption was printed (``cli.main`` reads it)."""
+
+
+def _report_interrupt(progress: BatchProgress, journal: Path) -> None:
+    global interrupt_reported
+    interrupt_reported = True
+    print(
+        f"\ninterrupted: {progress.finished} of {progress.total} rows finished, "
+        f"{progress.submitted} submitted, every submission recorded in {journal}; "
+        "run the same command again to resume",
+        file=sys.stderr,
+    )
 
 
 async def _run_batch(batch: Batch) -> list[RowResult]:
@@ -139,7 +169,7 @@ async def _run_batch(batch: Batch) -> list[RowResult]:
 
 
 def _counts(results: Sequence[RowResult]) -> dict[str, int]:
-    counts = dict.fromkeys(("completed", "failed", "rejected", "skipped"), 0)
+    counts = dict.fromkeys(("completed", "failed", "rejected", "skipped", "unresolved"), 0)
     for result in results:
         counts[result.status] += 1
     return counts

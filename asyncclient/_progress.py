@@ -44,6 +44,7 @@ class ProgressDisplay:
         bar = "#" * filled + "." * (self._width - filled)
         extra = f" rejected {p.rejected}" if p.rejected else ""
         extra += f" skipped {p.skipped}" if p.skipped else ""
+        extra += f" unresolved {p.unresolved}" if p.unresolved else ""
         return (
             f"[{bar}] {p.finished}/{p.total}  submitted {p.submitted}  "
             f"completed {p.completed}  failed {p.failed}{extra}  "

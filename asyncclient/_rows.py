@@ -76,8 +76,9 @@ class RowResult:
     """The row's position in the input (0-based)."""
     status: RowOutcome
     """``completed``, ``failed`` (the video failed), ``rejected`` (bad input or refused
-    by the service) or ``skipped`` (the credit budget was reached); compares equal to
-    those strings."""
+    by the service: provably nothing made, nothing paid), ``skipped`` (the credit budget
+    was reached) or ``unresolved`` (sent, and whether the service made it is not known
+    yet: run the batch again with its journal); compares equal to those strings."""
     video: VideoDetail | None = None
     """The completed (or failed) video, as the video list shows it: the detail-only
     fields (script, usedCredits, ...) may be None; ``client.videos.get`` reads them."""
@@ -103,10 +104,12 @@ class BatchProgress:
     skipped: int
     elapsed: float
     """Seconds since the batch started."""
+    unresolved: int = 0
+    """Rows sent whose fate the service could not yet tell (see ``RowResult.status``)."""
 
     @property
     def finished(self) -> int:
-        return self.completed + self.failed + self.rejected + self.skipped
+        return self.completed + self.failed + self.rejected + self.skipped + self.unresolved
 
     @property
     def rate(self) -> float:

@@ -128,23 +128,28 @@ class RowOutcome(_StrEnum):
     FAILED = "failed"
     """The video failed, or was not finished in time."""
     REJECTED = "rejected"
-    """Bad input, or refused by the service: no video was made."""
+    """Bad input, or refused by the service: provably no video was made (nothing paid)."""
     SKIPPED = "skipped"
     """Not submitted: the credit budget was reached."""
+    UNRESOLVED = "unresolved"
+    """Submitted, and the service could not yet say whether it made the project: it may
+    have been paid for. The next run with the same journal asks again before it would
+    ever submit the row."""
 
 
 _R = RowOutcome
 ROW: Table[RowOutcome] = Table(
     "batch row",
     {
-        _R.PENDING: frozenset({_R.SUBMITTED, _R.REJECTED, _R.SKIPPED}),
+        _R.PENDING: frozenset({_R.SUBMITTED, _R.REJECTED, _R.SKIPPED, _R.UNRESOLVED}),
         _R.SUBMITTED: frozenset({_R.COMPLETED, _R.FAILED}),
         _R.COMPLETED: frozenset(),
         _R.FAILED: frozenset(),
         _R.REJECTED: frozenset(),
         _R.SKIPPED: frozenset(),
+        _R.UNRESOLVED: frozenset(),
     },
-    frozenset({_R.COMPLETED, _R.FAILED, _R.REJECTED, _R.SKIPPED}),
+    frozenset({_R.COMPLETED, _R.FAILED, _R.REJECTED, _R.SKIPPED, _R.UNRESOLVED}),
 )
 
 

@@ -37,6 +37,7 @@ from asyncclient._rows import (
     items_from_requests,
     named,
 )
+from asyncclient._settle import Unknown, settle
 from asyncclient._states import ROW, JournalEvent, RowOutcome
 from asyncclient._tasks import TaskScope
 from asyncclient.errors import AmbiguousCreationError, APIError, JobTimeoutError, ValidationError
@@ -63,9 +64,6 @@ __all__ = [
 logger = logging.getLogger("asyncclient")
 
 _R = RowOutcome
-_RECONCILE_AFTER = (0.0, 2.0)  # seconds: look for an ambiguous creation now, and once more
-
-
 class Submitter(Protocol):
     """A way to submit one prepared creation, and to find an ambiguous one's project."""
 
@@ -201,6 +199,10 @@ class Batch:
         if state is not None:
             self._check_fingerprint(item, state)
             job = await self._resume(item, state)
+            if isinstance(job, Unknown):  # may have been paid: counted, never resent
+                self._budget.count()
+                self._finish(item, _R.UNRESOLVED, error=job.reason)
+                return
             if job is not None or state.event is JournalEvent.DONE:
                 self._budget.count()
                 if job is not None:
@@ -231,7 +233,12 @@ class Batch:
         await self._await(item, job)
 
     async def _submit(self, item: Item) -> VideoJob | None:
-        """Send the row's creation (the semaphore is held); None when it did not start."""
+        """Send the row's creation (the semaphore is held); None when it did not start.
+
+        A row is sent a second time only after the service has said, twice, that the
+        first sending made nothing. An answer that proves nothing was made (a refusal)
+        rejects the row; one that leaves it open leaves the row ``unresolved``.
+        """
         assert item.prepared is not None
         try:
             for attempt in range(2):
@@ -239,33 +246,30 @@ class Batch:
                 try:
                     return await self._submitter.submit(item.prepared)
                 except AmbiguousCreationError as exc:
-                    job = await self._reconcile(exc)
-                    if job is not None:
-                        return job
-                    if attempt == 1:
-                        raise
-                    logger.warning("row %d: not created after all; sending it again", item.index)
-        except APIError as exc:
-            self._budget.refund()
-            self._record(JournalEvent.REJECTED, item, error=str(exc), api=True)
-            self._finish(item, _R.REJECTED, error=str(exc))
-            return None
+                    settled = await self._settle(exc)
+                    if isinstance(settled, Unknown):
+                        self._finish(item, _R.UNRESOLVED, error=settled.reason)
+                        return None
+                    if settled is not None:
+                        return settled
+                    if attempt == 0:
+                        logger.warning("row %d: nothing was made; sending it again", item.index)
+            error = "sent twice; the service made nothing either time"
+        except APIError as exc:  # a refusal: the service made nothing
+            error = str(exc)
         finally:
             self._sem.release()
-        return None  # pragma: no cover (the loop returns or raises)
-
-    async def _reconcile(self, exc: AmbiguousCreationError) -> VideoJob | None:
-        """Find an ambiguous creation's project: now, and once more a moment later."""
-        for delay in _RECONCILE_AFTER:
-            if delay:
-                await self._clock.sleep(delay)
-            job = await self._submitter.reconcile(exc)
-            if job is not None:
-                return job
+        self._budget.refund()
+        self._record(JournalEvent.REJECTED, item, error=error, api=True)
+        self._finish(item, _R.REJECTED, error=error)
         return None
 
-    async def _resume(self, item: Item, state: RowState) -> VideoJob | None:
-        """A job for a row the journal knows, or None to submit it (again)."""
+    async def _settle(self, exc: AmbiguousCreationError) -> VideoJob | Unknown | None:
+        return await settle(self._submitter.reconcile, exc, self._clock)
+
+    async def _resume(self, item: Item, state: RowState) -> VideoJob | Unknown | None:
+        """A job for a row the journal knows, :class:`Unknown` when the service cannot
+        yet tell what a cut-off submission made, or None to submit it (again)."""
         known = state.video_id or state.project_id
         if state.event in (JournalEvent.ACCEPTED, JournalEvent.DONE) and known:
             created = CreatedProject(project_id=state.project_id, video_id=state.video_id)
@@ -277,8 +281,8 @@ class Batch:
                 sent_at=state.sent_at,
                 cause=APIError("interrupted"),
             )
-            job = await self._reconcile(error)
-            if job is not None:
+            job = await self._settle(error)
+            if isinstance(job, VideoJob):
                 self._record(
                     JournalEvent.ACCEPTED, item, project=job.project_id, video=job.video_id
                 )
@@ -344,23 +348,26 @@ class Batch:
         self._queue.put_nowait(result)
         self._report()
 
-    def _report(self) -> None:
-        if self.settings.on_progress is None:
-            return
-        counts = {outcome: 0 for outcome in RowOutcome}
+    @property
+    def progress(self) -> BatchProgress:
+        """Where the batch stands now (what ``on_progress`` receives)."""
+        counts = dict.fromkeys(RowOutcome, 0)
         for outcome in self._rows.values():
             counts[outcome] += 1
-        self.settings.on_progress(
-            BatchProgress(
-                total=len(self._items or ()),
-                submitted=self._submitted,
-                completed=counts[_R.COMPLETED],
-                failed=counts[_R.FAILED],
-                rejected=counts[_R.REJECTED],
-                skipped=counts[_R.SKIPPED],
-                elapsed=self._clock.monotonic() - self._started,
-            )
+        return BatchProgress(
+            total=len(self._items or ()),
+            submitted=self._submitted,
+            completed=counts[_R.COMPLETED],
+            failed=counts[_R.FAILED],
+            rejected=counts[_R.REJECTED],
+            skipped=counts[_R.SKIPPED],
+            unresolved=counts[_R.UNRESOLVED],
+            elapsed=self._clock.monotonic() - self._started if self._started else 0.0,
         )
+
+    def _report(self) -> None:
+        if self.settings.on_progress is not None:
+            self.settings.on_progress(self.progress)
 
 
 def request_batch(

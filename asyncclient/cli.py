@@ -49,8 +49,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return asyncio.run(_cli_batch.main(ns))
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+        if not _cli_batch.interrupt_reported:
+            print("interrupted", file=sys.stderr)
+        return _cli_batch.EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,10 @@ import pytest
 
 from asyncclient import (
     AmbiguousCreationError,
+    APIError,
+    APIResponseValidationError,
     AsyncClient,
+    BadRequestError,
     BatchProgress,
     CreatedProject,
     Page,
@@ -24,7 +28,9 @@ from asyncclient import (
     VideoJob,
 )
 from asyncclient._convert import decode
+from asyncclient._journal import Journal
 from asyncclient._prepared import PreparedCreation
+from asyncclient._states import JournalEvent
 from asyncclient.batch import request_batch
 from asyncclient.emulator import Emulator
 from asyncclient.jobs import Jobs
@@ -346,3 +352,142 @@ async def test_polling_leaves_submissions_their_share() -> None:
     assert emu.counters.rate_limited == 0
     assert polls <= 0.55 * api  # at most about half of the plan's requests went to polling
     assert creations(emu) == 60
+
+
+# -- money: a row's outcome tells the truth about what was paid ---------------------------
+
+
+class Scripted(FakeSubmitter):
+    """Sends fail as scripted (an error, or None to succeed); lookups likewise."""
+
+    def __init__(
+        self,
+        clock: FastForward,
+        sends: list[APIError | None],
+        looks: list[APIError | str | None],
+    ) -> None:
+        super().__init__(clock)
+        self.sends = sends
+        self.looks = looks  # an error, "found", or None (nothing made)
+        self.lookups = 0
+
+    async def submit(self, prepared: PreparedCreation) -> VideoJob:
+        job = await super().submit(prepared)
+        failure = self.sends.pop(0) if self.sends else None
+        if isinstance(failure, AmbiguousCreationError) or failure is None:
+            if failure is not None:
+                raise failure  # the service made it (job above), the answer was lost
+            return job
+        self.sent.pop()  # a refusal: the service made nothing
+        raise failure
+
+    async def reconcile(self, error: AmbiguousCreationError) -> VideoJob | None:
+        self.lookups += 1
+        look = self.looks.pop(0) if self.looks else None
+        if isinstance(look, APIError):
+            raise look
+        if look == "found":
+            n = len(self.sent)
+            job = self.jobs.from_created(CreatedProject(project_id=f"p{n}", video_id=f"v{n}"))
+            done = {"id": f"v{n}", "projectId": f"p{n}", "status": "COMPLETED"}
+            job.state.take_detail(decode(done, VideoDetail))
+            return job
+        return None
+
+
+def lost_reply(request: TalkingAvatarRequest) -> AmbiguousCreationError:
+    return AmbiguousCreationError(
+        "reply lost", request=request, sent_at=datetime.now(timezone.utc), cause=APIError("x")
+    )
+
+
+def unreadable_page() -> APIResponseValidationError:
+    return APIResponseValidationError("cannot decode the response", body=b"{", errors=["body"])
+
+
+def scripted_batch(
+    sends: list[APIError | None], looks: list[APIError | str | None], **options: Any
+) -> tuple[Any, Scripted]:
+    clock = FastForward()
+    submitter = Scripted(clock, sends, looks)
+    batch = request_batch(
+        talking_requests(1), submitter=submitter, jobs=submitter.jobs, clock=clock, **options
+    )
+    return batch, submitter
+
+
+async def test_a_lost_reply_then_an_unreadable_lookup_is_found_not_rejected() -> None:
+    request = talking_requests(1)[0]
+    batch, submitter = scripted_batch([lost_reply(request)], [unreadable_page(), "found"])
+    [result] = await batch
+    assert result.status == "completed"
+    assert len(submitter.sent) == 1  # paid once, sent once
+    assert submitter.lookups == 2
+
+
+async def test_a_creation_the_service_cannot_account_for_is_unresolved_not_rejected(
+    tmp_path: Path,
+) -> None:
+    request = talking_requests(1)[0]
+    journal = tmp_path / "j.jsonl"
+    looks: list[APIError | str | None] = [unreadable_page()] * 10
+    batch, submitter = scripted_batch([lost_reply(request)], looks, journal=journal)
+    [result] = await batch
+    assert result.status == "unresolved" and "run the batch again" in (result.error or "")
+    assert len(submitter.sent) == 1 and submitter.lookups == 5
+    # The next run asks the service first: found, so it is awaited, never sent again.
+    again, second = scripted_batch([], ["found"], journal=journal)
+    [result] = await again
+    assert result.status == "completed"
+    assert second.sent == [] and second.lookups == 1
+
+
+async def test_a_row_is_sent_again_only_after_two_looks_find_nothing(tmp_path: Path) -> None:
+    request = talking_requests(1)[0]
+    batch, submitter = scripted_batch([lost_reply(request)], [None, unreadable_page(), None])
+    [result] = await batch
+    assert result.status == "completed"
+    assert len(submitter.sent) == 2  # the first sending made nothing (asked twice)
+    assert submitter.lookups == 3
+
+
+async def test_a_refusal_rejects_the_row() -> None:
+    refused = BadRequestError("script: script is required", status_code=400)
+    batch, submitter = scripted_batch([refused], [])
+    [result] = await batch
+    assert result.status == "rejected" and submitter.sent == [] and submitter.lookups == 0
+
+
+async def test_resuming_survives_an_unreadable_lookup(tmp_path: Path) -> None:
+    journal = tmp_path / "j.jsonl"
+    # A crash right after the submit line: the journal knows it was being sent.
+    batch, _ = scripted_batch([], [], journal=journal)
+    items = await batch.prepare()
+    record = Journal.open(journal, batch._batch_id)
+    record.record(JournalEvent.SUBMIT, 0, items[0].fingerprint, name="n")
+    record.close()
+    again, second = scripted_batch([], [unreadable_page(), "found"], journal=journal)
+    [result] = await again
+    assert result.status == "completed"
+    assert second.sent == [] and second.lookups == 2
+
+
+async def test_a_503_on_a_creation_is_sent_again_and_completes(emu: Emulator) -> None:
+    emu.faults.add("POST /v1/project/create", "status", status=503, message="busy", times=1)
+    async with connect(emu) as client:
+        batch = client.templates.generate_many("tpl_welcome", rows(2), spacing=0)
+        results = await finish(emu, batch)
+    assert [r.status for r in results] == ["completed", "completed"]
+    assert creations(emu) == 3  # one refused before processing, then two made
+    assert sum(emu.counters.projects.values()) == 2
+
+
+async def test_a_lost_reply_and_an_unreadable_lookup_end_to_end(emu: Emulator) -> None:
+    emu.faults.add("POST /v1/project/create", "drop_after", times=1)
+    emu.faults.add("GET /v1/video/list", "malformed", times=1)
+    async with connect(emu) as client:
+        batch = client.templates.generate_many("tpl_welcome", rows(1), spacing=0)
+        [result] = await finish(emu, batch)
+    assert result.status == "completed"
+    assert creations(emu) == 1  # made once, found, never sent again
+

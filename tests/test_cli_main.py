@@ -115,6 +115,44 @@ async def test_batch_killed_with_sigkill_resumes_without_duplicates(tmp_path: Pa
     assert "12 completed, 0 failed" in stdout
 
 
+async def test_ctrl_c_prints_one_line_and_the_same_command_resumes(tmp_path: Path) -> None:
+    rows, journal, out = tmp_path / "rows.csv", tmp_path / "j.jsonl", tmp_path / "out.jsonl"
+    write_rows(rows, 10)
+    async with Emulator(time_scale=60.0, seed=2) as emu:
+        key = emu.add_team(plan="premium", credits=10_000)
+        argv = [
+            "batch", str(rows), "--template", "tpl_welcome", "--spacing", "0.15",
+            "--journal", str(journal), "--out", str(out),
+            "--base-url", emu.url, "--api-key", key,
+        ]  # fmt: skip
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "asyncclient", *argv,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=clean_env(),
+        )  # fmt: skip
+        for _ in range(600):
+            if journal.exists() and journal.read_text().count('"ev":"accepted"') >= 3:
+                break
+            await asyncio.sleep(0.02)
+        proc.send_signal(signal.SIGINT)  # what Ctrl-C sends
+        _, err = await asyncio.wait_for(proc.communicate(), 30)
+        assert proc.returncode == 130
+        lines = [line for line in err.decode().splitlines() if line.strip()]
+        assert "Traceback" not in err.decode() and "never retrieved" not in err.decode()
+        said = [line for line in lines if "interrupted" in line]
+        assert len(said) == 1 and "run the same command again to resume" in said[0]
+        assert all(line.endswith("}") for line in journal.read_text().splitlines())
+
+        mover = asyncio.ensure_future(_advance_forever(emu))
+        try:
+            code, stdout, stderr = await run_cli(*argv)
+        finally:
+            mover.cancel()
+        assert code == 0, stderr
+        team = emu.team_id(key)
+        assert emu.counters.projects[team] == 10  # none paid twice
+    assert "10 completed, 0 failed" in stdout
+
+
 async def _advance_forever(emu: Emulator) -> None:
     while True:
         await asyncio.sleep(0.05)
