@@ -180,7 +180,7 @@ class Caller:
     def _adopt(self, limit: int | None) -> None:
         """Follow ``X-RateLimit-Limit``: always when it is lower than the bucket's."""
         bucket = self.limiter if isinstance(self.limiter, TokenBucket) else None
-        if bucket is None or not limit or limit == bucket.rate.per_minute:
+        if bucket is None or not limit or limit <= 0 or limit == bucket.rate.per_minute:
             return
         if not self._adopt_limit:
             if limit > bucket.rate.per_minute:

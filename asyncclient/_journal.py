@@ -8,13 +8,21 @@ was refused, ``done`` when the video finished. Running the same batch again read
 it back: accepted rows are awaited, rows with ``submit`` and no answer are
 reconciled with the service, never blindly resent.
 
-Lines are flushed to the operating system, not fsynced: a killed process loses
-nothing, a power cut may lose the last lines.
+Durability: every record is one whole line, written by a single ``write`` to a file
+opened for appending, so a crash leaves it whole or absent. The records that matter for
+money (``submit`` before the request leaves, ``accepted`` and ``rejected`` after its
+answer) are fsynced before the next step, so not even a power cut loses them; ``done``
+lines are flushed to the operating system only (a lost one means the video is read
+again). On open, a torn or unreadable tail (the last lines, cut by a crash) is cut off
+the file before anything is appended, and said in :attr:`Journal.skipped` and the log;
+an unreadable line *before* readable ones means the file was damaged otherwise, and
+the journal is refused rather than trusted.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 from collections.abc import Callable
 from datetime import datetime
@@ -28,7 +36,10 @@ from asyncclient._states import JOURNAL, JournalEvent
 
 __all__ = ["Journal", "RowState"]
 
+logger = logging.getLogger("asyncclient")
+
 VERSION = 1
+_SYNCED = frozenset({JournalEvent.SUBMIT, JournalEvent.ACCEPTED, JournalEvent.REJECTED})
 
 
 @define
@@ -62,7 +73,9 @@ class Journal:
     batch_id: str
     now: Callable[[], datetime] = field(default=SYSTEM_CLOCK.now, repr=False)
     rows: dict[int, RowState] = field(factory=dict)
-    _file: IO[str] | None = field(default=None, repr=False)
+    skipped: list[str] = field(factory=list)
+    """What opening the journal cut off its tail (a torn last line), in words."""
+    _file: IO[bytes] | None = field(default=None, repr=False)
 
     @classmethod
     def open(
@@ -79,25 +92,58 @@ class Journal:
                 break the journal's state table (a damaged file).
         """
         journal = cls(Path(path), batch_id, now)
-        if journal.path.exists():
+        new = not journal.path.exists()
+        if not new:
             journal._replay()
         journal.path.parent.mkdir(parents=True, exist_ok=True)
-        journal._file = journal.path.open("a", encoding="utf-8")
+        journal._file = journal.path.open("ab", buffering=0)
+        if new:
+            _sync_directory(journal.path.parent)
         if not journal.rows:
-            journal._write({"ev": "batch", "batch": batch_id, "version": VERSION})
+            journal._write({"ev": "batch", "batch": batch_id, "version": VERSION}, sync=True)
         return journal
 
     def _replay(self) -> None:
-        with self.path.open(encoding="utf-8") as fh:
-            for number, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                try:
-                    record = json.loads(line)
-                except ValueError:
-                    # A line cut short by a kill: only the last line can be.
-                    continue
-                self._apply(record, number)
+        data = self.path.read_bytes()
+        lines = data.split(b"\n")  # the piece after the last newline is torn, or empty
+        records: list[tuple[int, dict[str, Any]]] = []
+        good_end = 0  # bytes of the file up to the end of the last readable line
+        offset = 0
+        bad: list[int] = []
+        for number, line in enumerate(lines, 1):
+            whole = number < len(lines)  # a line ends with a newline
+            end = offset + len(line) + (1 if whole else 0)
+            if line.strip():
+                record = _record_of(line) if whole else None
+                if record is None:
+                    bad.append(number)
+                else:
+                    if bad:
+                        raise ValueError(
+                            f"{self.path}: line {bad[0]} is not a journal record, yet records "
+                            "follow it: the file was damaged; it is not used (move it away "
+                            "and check the service's video list before running the batch)"
+                        )
+                    records.append((number, record))
+                    good_end = end
+            elif not bad:
+                good_end = end
+            offset = end
+        if bad or good_end < len(data):
+            self._cut(data, good_end, bad)
+        for number, record in records:
+            self._apply(record, number)
+
+    def _cut(self, data: bytes, good_end: int, bad: list[int]) -> None:
+        """Cut a torn or unreadable tail off the file, and say so."""
+        lines = f"lines {bad[0]}-{bad[-1]}" if len(bad) > 1 else f"line {bad[0]}" if bad else ""
+        what = f"{len(data) - good_end} bytes of a torn tail ({lines or 'no whole line'})"
+        self.skipped.append(what)
+        logger.warning("%s: cut off %s, left by a crash", self.path, what)
+        with self.path.open("r+b") as fh:
+            fh.truncate(good_end)
+            fh.flush()
+            os.fsync(fh.fileno())
 
     def _apply(self, record: dict[str, Any], number: int) -> None:
         ev = record.get("ev")
@@ -124,10 +170,12 @@ class Journal:
         state.error = record.get("error", state.error)
         state.api_rejection = bool(record.get("api", state.api_rejection))
 
-    def _write(self, record: dict[str, Any]) -> None:
+    def _write(self, record: dict[str, Any], *, sync: bool = False) -> None:
         assert self._file is not None, "the journal is closed"
-        self._file.write(json.dumps(record, separators=(",", ":")) + "\n")
-        self._file.flush()
+        line = json.dumps(record, separators=(",", ":"), ensure_ascii=False) + "\n"
+        self._file.write(line.encode())  # one write of a whole line: whole or absent
+        if sync:
+            os.fsync(self._file.fileno())
 
     def record(
         self, event: JournalEvent, index: int, fingerprint: str, **data: Any
@@ -144,7 +192,7 @@ class Journal:
         if event is JournalEvent.SUBMIT:
             record["at"] = self.now().isoformat()
         record = {k: v for k, v in record.items() if v is not None}
-        self._write(record)
+        self._write(record, sync=event in _SYNCED)
         self._apply(record, 0)
         return self.rows[index]
 
@@ -153,3 +201,26 @@ class Journal:
         if self._file is not None:
             self._file.close()
             self._file = None
+
+
+def _record_of(line: bytes) -> dict[str, Any] | None:
+    """The record a whole line holds, or None when it is not one."""
+    try:
+        record = json.loads(line)
+    except ValueError:  # also invalid UTF-8
+        return None
+    return record if isinstance(record, dict) and "ev" in record else None
+
+
+def _sync_directory(folder: Path) -> None:
+    """Make a new file's name durable too (POSIX; elsewhere a no-op)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
