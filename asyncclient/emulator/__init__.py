@@ -2,12 +2,22 @@
 
 ``async with Emulator(time_scale=60.0, seed=0) as emu:`` serves every endpoint of
 the spec with in-memory state; see ``docs/emulator.md``.
+
+Faults (``emu.faults.add(route, kind, ...)`` or ``POST /_emulator/faults``), by kind:
+``status`` and ``rate_burst`` (a 429 with ``Retry-After``) answer without processing;
+``latency`` delays, then processes; ``drop_before`` resets the connection unprocessed;
+``drop_after``, ``status_after`` (a 5xx), ``malformed`` (truncated JSON with 200),
+``hold_reply`` (the reply held ``latency`` seconds) and ``garbage_headers`` (nonsense
+rate-limit headers) process the request first, so a creation's project exists and is
+charged whatever the client saw. ``emu.counters.faults`` counts them by kind; the
+request log names each request's fault, and for creations its title and project.
+See :mod:`asyncclient.emulator._faults` for the parameters.
 """
 
 from asyncclient.emulator._clock import ServiceClock
 from asyncclient.emulator._context import Counters, RequestRecord
 from asyncclient.emulator._emulator import Emulator
-from asyncclient.emulator._faults import FAULT_KINDS, Fault, Faults
+from asyncclient.emulator._faults import FAULT_KINDS, GARBAGE_HEADERS, Fault, Faults
 from asyncclient.emulator._ratelimit import PLANS
 from asyncclient.emulator._seed import Catalog
 from asyncclient.emulator._state import DEFAULT_COSTS, DEFAULT_PROCESSING
@@ -17,6 +27,7 @@ __all__ = [
     "DEFAULT_COSTS",
     "DEFAULT_PROCESSING",
     "FAULT_KINDS",
+    "GARBAGE_HEADERS",
     "PLANS",
     "RETRY_DELAYS",
     "Attempt",

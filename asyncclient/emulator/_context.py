@@ -16,14 +16,29 @@ from asyncclient.emulator._state import Key, Store, Video
 from asyncclient.emulator._views import URL_VALIDITY, download_url
 from asyncclient.emulator._webhooks import Dispatcher, payload_a, payload_b
 
-__all__ = ["CTX", "KEY", "Context", "Counters", "RequestRecord", "error", "ok", "read_json"]
+__all__ = [
+    "CTX",
+    "KEY",
+    "PROJECT",
+    "Context",
+    "Counters",
+    "RequestRecord",
+    "error",
+    "ok",
+    "read_json",
+]
 
 JSON = dict[str, Any]
 
 
 @dataclass(frozen=True)
 class RequestRecord:
-    """One request to the service API (never the raw key)."""
+    """One request to the service API (never the raw key).
+
+    ``fault`` is the kind of the fault applied to it; for creation requests ``name`` is the
+    body's ``title`` (templates) or ``name``, and ``project`` the id of the project the
+    request created (also when a fault then spoiled or lost the reply).
+    """
 
     time: float
     team: str | None
@@ -33,6 +48,8 @@ class RequestRecord:
     route: str
     status: int
     fault: str | None = None
+    name: str | None = None
+    project: str | None = None
 
     def to_json(self) -> JSON:
         """Return the record as JSON."""
@@ -45,6 +62,8 @@ class RequestRecord:
             "route": self.route,
             "status": self.status,
             "fault": self.fault,
+            "name": self.name,
+            "project": self.project,
         }
 
 
@@ -58,6 +77,8 @@ class Counters:
     projects: collections.Counter[str] = field(default_factory=collections.Counter)
     credits_spent: collections.Counter[str] = field(default_factory=collections.Counter)
     webhook_attempts: int = 0
+    faults: collections.Counter[str] = field(default_factory=collections.Counter)
+    """Faults applied, by kind."""
 
     def to_json(self) -> JSON:
         """Return the counters as JSON."""
@@ -68,6 +89,7 @@ class Counters:
             "projects": dict(self.projects),
             "creditsSpent": dict(self.credits_spent),
             "webhookAttempts": self.webhook_attempts,
+            "faults": dict(self.faults),
         }
 
 
@@ -115,6 +137,8 @@ class Context:
 
 CTX = web.AppKey("asyncclient.emulator", Context)
 KEY = web.RequestKey("asyncclient.emulator.key", Key)
+PROJECT = web.RequestKey("asyncclient.emulator.project", str)
+"""The id of the project a creation request made (for the request log)."""
 
 
 def ok(data: JSON, status: int = 200) -> web.Response:

@@ -97,11 +97,27 @@ async def webhooks(request: web.Request) -> web.Response:
 
 
 async def add_fault(request: web.Request) -> web.Response:
-    """POST /_emulator/faults {route, kind, status?, message?, latency?, times?, ...}."""
+    """POST /_emulator/faults {route, kind, status?, message?, latency?, times?, ...}.
+
+    Also ``probability``, ``sequence``, ``retryAfter`` (or ``retry_after``) and ``headers``.
+    """
     body = await read_json(request)
     if isinstance(body, web.Response):
         return body
-    allowed = {"route", "kind", "status", "message", "latency", "times", "probability", "sequence"}
+    if "retryAfter" in body:
+        body["retry_after"] = body.pop("retryAfter")
+    allowed = {
+        "route",
+        "kind",
+        "status",
+        "message",
+        "latency",
+        "times",
+        "probability",
+        "sequence",
+        "retry_after",
+        "headers",
+    }
     unknown = sorted(set(body) - allowed)
     if unknown:
         return error(400, f"{unknown[0]}: unknown field")

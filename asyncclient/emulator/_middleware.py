@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import math
 from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
-from asyncclient.emulator._context import CTX, KEY, Context, RequestRecord, error
-from asyncclient.emulator._faults import Fault
+from asyncclient.emulator._context import CTX, KEY, PROJECT, Context, RequestRecord, error
+from asyncclient.emulator._faults import GARBAGE_HEADERS, Fault
+from asyncclient.emulator._ratelimit import Decision
 from asyncclient.emulator._state import Key
 
 __all__ = ["AUTH_MESSAGE", "service_middleware"]
@@ -16,6 +19,7 @@ __all__ = ["AUTH_MESSAGE", "service_middleware"]
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 AUTH_MESSAGE = "Authentication required: provide a valid API key in the x-api-key header"
 MALFORMED_BODY = b'{"success": true, "data": {"videoId": "'
+CREATION_PREFIX = "/v1/project/create"
 
 
 def route_of(request: web.Request) -> str:
@@ -44,22 +48,76 @@ async def _apply(fault: Fault | None, handler: Handler, request: web.Request) ->
         return await _call(handler, request)
     if fault.kind == "status":
         return error(fault.status, fault.message)
+    if fault.kind == "rate_burst":
+        return error(429, "rate limit exceeded")
     if fault.kind == "latency":
         await asyncio.sleep(fault.latency)
         return await _call(handler, request)
     if fault.kind == "drop_before":
         _drop(request)
         return web.Response(status=499)
-    response = await _call(handler, request)
+    response = await _call(handler, request)  # every other kind processes the request
     if fault.kind == "drop_after":
         _drop(request)
+        return response
+    if fault.kind == "status_after":
+        return error(fault.status, fault.message)
+    if fault.kind == "hold_reply":
+        await asyncio.sleep(fault.latency)
+        return response
+    if fault.kind == "garbage_headers":
         return response
     # malformed: processed, but the body is not valid JSON
     return web.Response(status=200, body=MALFORMED_BODY, content_type="application/json")
 
 
+def _headers(ctx: Context, key: Key, decision: Decision, fault: Fault | None) -> dict[str, str]:
+    """The rate-limit headers of a reply, as the fault (if any) makes them."""
+    headers = decision.headers()
+    if fault is None:
+        return headers
+    if fault.kind == "rate_burst":
+        seconds = fault.retry_after
+        wait = seconds if isinstance(seconds, (int, float)) else 1
+        headers = {
+            "X-RateLimit-Limit": str(key.bucket.per_minute),
+            "X-RateLimit-Remaining": "0",
+            "X-RateLimit-Reset": str(math.ceil(ctx.clock.wall() + max(0.0, float(wait)))),
+            "Retry-After": _seconds_text(seconds),
+        }
+    elif fault.kind == "garbage_headers":
+        headers = dict(GARBAGE_HEADERS[(fault.applied - 1) % len(GARBAGE_HEADERS)])
+    headers.update(fault.headers or {})
+    return headers
+
+
+def _seconds_text(value: float | str) -> str:
+    if isinstance(value, str):
+        return value
+    return str(int(value)) if float(value).is_integer() else str(value)
+
+
+async def _creation_name(request: web.Request) -> str | None:
+    """The title (template) or name of a creation request's body, for the log."""
+    if request.method != "POST" or not request.path.startswith(CREATION_PREFIX):
+        return None
+    try:
+        body = json.loads(await request.read() or b"{}")  # cached: the handler reads it again
+    except ValueError:
+        return None
+    if not isinstance(body, dict):
+        return None
+    name = body.get("title", body.get("name"))
+    return name if isinstance(name, str) else None
+
+
 def _record(
-    ctx: Context, request: web.Request, key: Key | None, status: int, fault: Fault | None
+    ctx: Context,
+    request: web.Request,
+    key: Key | None,
+    status: int,
+    fault: Fault | None,
+    name: str | None = None,
 ) -> None:
     route = route_of(request)
     ctx.counters.requests[route] += 1
@@ -74,6 +132,8 @@ def _record(
             route=route,
             status=status,
             fault=fault.kind if fault else None,
+            name=name,
+            project=request.get(PROJECT),
         )
     )
 
@@ -93,6 +153,7 @@ async def service_middleware(request: web.Request, handler: Handler) -> web.Stre
         _record(ctx, request, None, 401, None)
         return response
     request[KEY] = key
+    name = await _creation_name(request)
     decision = key.bucket.take()
     fault: Fault | None = None
     if not decision.allowed:
@@ -102,8 +163,14 @@ async def service_middleware(request: web.Request, handler: Handler) -> web.Stre
         response = error(403, "subscription required")
     else:
         fault = ctx.faults.pick(request.method, request.path)
-        response = await _apply(fault, handler, request)
+        if fault is not None:
+            ctx.counters.faults[fault.kind] += 1
+        try:
+            response = await _apply(fault, handler, request)
+        except asyncio.CancelledError:  # the client went away while a reply was held
+            _record(ctx, request, key, 499, fault, name)
+            raise
     if not response.prepared:
-        response.headers.update(decision.headers())
-    _record(ctx, request, key, response.status, fault)
+        response.headers.update(_headers(ctx, key, decision, fault))
+    _record(ctx, request, key, response.status, fault, name)
     return response

@@ -9,7 +9,7 @@ from typing import Any
 
 from aiohttp import web
 
-from asyncclient.emulator._context import CTX, Context, error, ok, read_json
+from asyncclient.emulator._context import CTX, PROJECT, Context, error, ok, read_json
 from asyncclient.emulator._rules import RULES, check_template_generation
 from asyncclient.emulator._state import Project, Team
 from asyncclient.emulator._validate import Checker
@@ -118,6 +118,7 @@ async def create(request: web.Request) -> web.Response:
         return error(402, "not enough credits")
     name = body.get("name") or _auto_name(fmt, body)
     project = _start(ctx, team, ptype, body, name, ctx.form_for("A"))
+    request[PROJECT] = project.id
     video = project.videos[0]
     if fmt == "scenes":  # spec 4.4: no data object
         return ok({"success": True, "projectId": project.id, "message": "Video creation started"})
@@ -155,6 +156,7 @@ async def create_from_template(request: web.Request) -> web.Response:
     if team.credits < cost_of(ctx, "class", body):
         return error(402, "not enough credits")
     project = _start(ctx, team, "class", body, str(body["title"]), ctx.form_for("B"))
+    request[PROJECT] = project.id
     problem = missing_variables(body["scenes"])
     if problem is not None:  # spec 4.9 rule 2: accepted, then generation fails
         project.videos[0].error = problem

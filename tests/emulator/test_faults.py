@@ -1,14 +1,16 @@
-"""Injected faults: status, latency, drops before and after processing, malformed JSON."""
+"""Injected faults: status, latency, drops before and after processing, malformed JSON,
+errors and held replies after processing, 429 bursts, garbage rate-limit headers."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 
 import aiohttp
 import pytest
 
-from asyncclient.emulator import Emulator
+from asyncclient.emulator import FAULT_KINDS, GARBAGE_HEADERS, Emulator
 
 from .conftest import Api
 
@@ -118,4 +120,183 @@ async def test_control_api_faults(api: Api, emu: Emulator) -> None:
     emu.faults.add("*", "status")
     async with api.session.delete(emu.url + "/_emulator/faults") as resp:
         assert resp.status == 200
+    assert emu.faults.rules == []
+
+
+# -- faults of "money-safe under every fault": each processes (or not) as documented ------
+
+
+async def test_counters_count_faults_by_kind(api: Api, emu: Emulator) -> None:
+    emu.faults.add(f"POST {CREATE}", "status", status=503, times=2)
+    emu.faults.add("GET /v1/integration/list", "latency", latency=0.0, times=1)
+    for _ in range(2):
+        await api.post(CREATE, UGC)
+    await api.get("/v1/integration/list")
+    await api.get("/v1/integration/list")
+    assert emu.counters.faults == {"status": 2, "latency": 1}
+    assert emu.counters.to_json()["faults"] == {"status": 2, "latency": 1}
+
+
+@pytest.mark.parametrize("status", [500, 502, 504])
+async def test_status_after_processing(api: Api, emu: Emulator, key: str, status: int) -> None:
+    emu.faults.add(f"POST {CREATE}", "status_after", status=status, message="oops", times=1)
+    credits = emu.credits(key)
+    got, headers, body = await api.post(CREATE, UGC)
+    assert (got, body) == (status, {"success": False, "message": "oops"})
+    assert "X-RateLimit-Limit" in headers
+    (project,) = emu.store.projects.values()  # processed and charged all the same
+    assert emu.credits(key) < credits
+    record = emu.requests[-1]
+    assert (record.status, record.fault, record.project) == (status, "status_after", project.id)
+    assert emu.counters.faults["status_after"] == 1
+
+
+async def test_hold_reply_after_processing(api: Api, emu: Emulator, key: str) -> None:
+    emu.faults.add(f"POST {CREATE}", "hold_reply", latency=0.5, times=1)
+    credits = emu.credits(key)
+    timeout = aiohttp.ClientTimeout(total=0.1)
+    start = time.monotonic()
+    with pytest.raises(TimeoutError):
+        await api.post(CREATE, UGC, timeout=timeout)
+    assert time.monotonic() - start < 0.4  # the client gave up after sending ...
+    (project,) = emu.store.projects.values()  # ... yet the project exists and is charged
+    assert emu.credits(key) < credits
+    await asyncio.sleep(0.6)  # the held reply goes out to nobody; the log records it
+    record = emu.requests[-1]
+    assert (record.fault, record.project, record.name) == ("hold_reply", project.id, None)
+    assert record.status in (200, 499)
+    # a patient client gets the reply
+    emu.faults.add(f"POST {CREATE}", "hold_reply", latency=0.2, times=1)
+    start = time.monotonic()
+    status, _, body = await api.post(CREATE, UGC)
+    assert status == 200
+    assert time.monotonic() - start >= 0.2
+    assert body["data"]["projectId"] in emu.store.projects
+    assert emu.counters.faults["hold_reply"] == 2
+
+
+async def test_creation_records_name_and_project(api: Api, emu: Emulator) -> None:
+    emu.faults.add(f"POST {CREATE}", "drop_after", times=1)
+    with pytest.raises(aiohttp.ClientConnectionError):
+        await api.post(CREATE, {**UGC, "name": "Ad for Ann"})
+    (project,) = emu.store.projects.values()
+    record = emu.requests[-1]
+    assert (record.name, record.project, record.fault) == ("Ad for Ann", project.id, "drop_after")
+    assert record.to_json()["project"] == project.id
+    status, _, _ = await api.post(CREATE, {**UGC, "name": "Ad for Bo", "avatarId": "nope"})
+    assert status == 400
+    assert (emu.requests[-1].name, emu.requests[-1].project) == ("Ad for Bo", None)
+
+
+async def test_rate_burst(api: Api, emu: Emulator, key: str) -> None:
+    emu.faults.add("*", "rate_burst", retry_after=3, times=3)
+    credits = emu.credits(key)
+    team_rate = emu.store.keys[key].bucket.per_minute
+    for _ in range(3):
+        before = time.time()
+        status, headers, body = await api.post(CREATE, UGC)
+        assert (status, body) == (429, {"success": False, "message": "rate limit exceeded"})
+        assert headers["Retry-After"] == "3"
+        assert headers["X-RateLimit-Limit"] == str(team_rate)
+        assert headers["X-RateLimit-Remaining"] == "0"
+        assert int(before) + 3 <= int(headers["X-RateLimit-Reset"]) <= time.time() + 4
+    assert emu.store.projects == {}  # nothing processed, nothing charged
+    assert emu.credits(key) == credits
+    assert [r.fault for r in emu.requests] == ["rate_burst"] * 3
+    assert emu.counters.faults["rate_burst"] == 3
+    assert emu.counters.rate_limited == 0  # the bucket did not refuse them
+    status, headers, _ = await api.post(CREATE, UGC)  # the burst is over
+    assert status == 200
+    assert "Retry-After" not in headers
+
+
+async def test_rate_burst_probability_and_verbatim_retry_after(api: Api, emu: Emulator) -> None:
+    date = "Wed, 21 Oct 2026 07:28:00 +0200"
+    emu.faults.add("GET /v1/integration/list", "rate_burst", probability=0.5, retry_after=date)
+    answers = [await api.get("/v1/integration/list") for _ in range(20)]
+    limited = [headers for status, headers, _ in answers if status == 429]
+    assert 0 < len(limited) < 20
+    assert all(h["Retry-After"] == date for h in limited)
+
+
+async def test_garbage_rate_limit_headers(api: Api, emu: Emulator) -> None:
+    emu.faults.add(f"POST {CREATE}", "garbage_headers", times=len(GARBAGE_HEADERS))
+    seen = []
+    for expected in GARBAGE_HEADERS:
+        status, headers, body = await api.post(CREATE, UGC)
+        assert status == 200  # processed as usual
+        assert body["data"]["projectId"] in emu.store.projects
+        assert {name: headers.get(name) for name in expected} == expected
+        seen.append(headers["X-RateLimit-Limit"])
+    assert seen == ["inf", "-5", "0", ""]
+    assert GARBAGE_HEADERS[2]["Retry-After"] == "Wed, 21 Oct 2015 07:28:00 +0200"
+    assert emu.counters.faults["garbage_headers"] == len(GARBAGE_HEADERS)
+    assert len(emu.store.projects) == len(GARBAGE_HEADERS)
+
+
+async def test_headers_override_any_kind(api: Api, emu: Emulator) -> None:
+    emu.faults.add(
+        "GET /v1/integration/list",
+        "rate_burst",
+        times=1,
+        headers={"Retry-After": "Wed, 21 Oct 2015 07:28:00 +0200", "X-RateLimit-Limit": "inf"},
+    )
+    status, headers, _ = await api.get("/v1/integration/list")
+    assert status == 429
+    assert headers["Retry-After"] == "Wed, 21 Oct 2015 07:28:00 +0200"
+    assert headers["X-RateLimit-Limit"] == "inf"
+    assert headers["X-RateLimit-Remaining"] == "0"
+
+
+async def test_control_api_new_kinds(api: Api, emu: Emulator) -> None:
+    base = emu.url + "/_emulator"
+    async with api.session.post(
+        base + "/faults",
+        json={
+            "route": "GET /v1/integration/list",
+            "kind": "rate_burst",
+            "retryAfter": 2,
+            "times": 1,
+            "headers": {"X-RateLimit-Remaining": "nan"},
+        },
+    ) as resp:
+        assert resp.status == 201
+        rule = await resp.json()
+        assert (rule["retry_after"], rule["headers"]) == (2, {"X-RateLimit-Remaining": "nan"})
+    status, headers, _ = await api.get("/v1/integration/list")
+    assert (status, headers["Retry-After"], headers["X-RateLimit-Remaining"]) == (429, "2", "nan")
+    async with api.session.get(base + "/counters") as resp:
+        assert (await resp.json())["faults"] == {"rate_burst": 1}
+    async with api.session.post(
+        base + "/faults", json={"kind": "rate_burst", "headers": {"a": 1}}
+    ) as resp:
+        assert resp.status == 400
+
+
+def test_bad_new_fault_parameters() -> None:
+    emu = Emulator()
+    with pytest.raises(ValueError, match="latency"):
+        emu.faults.add("*", "hold_reply", latency=-1)
+    with pytest.raises(ValueError, match="retry_after"):
+        emu.faults.add("*", "rate_burst", retry_after=None)  # type: ignore[arg-type]
+    assert set(FAULT_KINDS) >= {"status_after", "hold_reply", "rate_burst", "garbage_headers"}
+
+
+async def test_schedule_gives_each_request_its_fault(api: Api, emu: Emulator) -> None:
+    schedule: list[str | dict[str, object] | None] = [
+        None,
+        "rate_burst",
+        {"kind": "status_after", "status": 502},
+        None,
+        "rate_burst",
+        {"kind": "status_after", "status": 504},
+        "garbage_headers",
+    ]
+    emu.faults.add_schedule("GET /v1/integration/list", schedule)
+    statuses = [(await api.get("/v1/integration/list"))[0] for _ in range(9)]
+    assert statuses == [200, 429, 502, 200, 429, 504, 200, 200, 200]
+    assert [r.fault for r in emu.requests] == [
+        None, "rate_burst", "status_after", None, "rate_burst", "status_after",
+        "garbage_headers", None, None,
+    ]  # fmt: skip
     assert emu.faults.rules == []
