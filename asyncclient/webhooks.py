@@ -1,215 +1,142 @@
-"""Receiving the service's notifications (spec part 6): parse them, answer them, dedupe them.
+"""Receiving the service's notifications (spec part 6): parse them, check them, answer them.
 
 The service POSTs a notification to the ``webhook`` URL of a creation when its
 video completes or fails, in one of two forms: form A (``{status, data:{videoId,
 url, shareUrl, metadata}, message}``) or form B (``{event: "project.completed",
 projectId, status, video:{...}}``). :func:`parse_event` reads either into one
-:class:`WebhookEvent` (pure, no I/O). :class:`WebhookReceiver` is an aiohttp
-handler: it answers 200 once your handler has taken the event, 500 if your
-handler raised (the service then retries 1, 5 and 15 minutes later), 400 for a
-body that is no notification, and drops duplicates, which the spec says happen.
+:class:`WebhookEvent` (pure, no I/O); whatever the input, it raises nothing but
+:class:`WebhookPayloadError`, and it bounds the body's size and nesting depth.
 
-Notifications carry no signature (spec 6: "not shown"): treat one as a hint and
-read the truth with ``await event.job(client)`` before acting on it.
+Notifications carry no signature (spec 6: "not shown"), so anyone who knows the URL
+can send one. :class:`WebhookReceiver` (an aiohttp handler) defends with two options:
+
+- ``token``: a secret in the URL's query (``?token=...``; ``receiver.url_for(url)``
+  builds the URL to give the service). A request without it is answered 401, with a
+  wrong one 403; either is dropped unread.
+- ``confirm_with``: a client (``AsyncClient``). Before your handler runs, the receiver
+  reads the video through the API (:meth:`WebhookEvent.confirm`); your handler gets the
+  event with ``event.confirmed``, the service's own record. A notification the record
+  contradicts is answered 409 and never reaches your handler; a failed read, 503.
+
+Answers: 200 once your handler returned (or for a duplicate, dropped), 500 if it
+raised, 400 for a body that is no notification. The service retries any answer but
+200, 1, 5 and 15 minutes later (spec 6). An event is remembered for deduplication
+only once your handler took it (and, with ``confirm_with``, the record agreed): a
+forged or failed one never makes the genuine notification count as a duplicate.
 """
 
 from __future__ import annotations
 
+import asyncio
+import hmac
 import inspect
-import json
 import logging
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Mapping
-from datetime import datetime
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Awaitable, Callable
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from aiohttp import web
-from attrs import field, frozen
 
-from asyncclient._convert import DecodeError, decode
+from asyncclient._webhook_events import (
+    MAX_BODY,
+    MAX_DEPTH,
+    HasJobs,
+    WebhookEvent,
+    WebhookMismatchError,
+    WebhookPayloadError,
+    parse_event,
+)
 
-if TYPE_CHECKING:
-    from asyncclient.jobs import Jobs, VideoJob
-
-
-class _HasJobs(Protocol):
-    """An ``AsyncClient``, as far as a notification needs one."""
-
-    @property
-    def jobs(self) -> Jobs: ...
-
-__all__ = ["WebhookEvent", "WebhookPayloadError", "WebhookReceiver", "parse_event"]
+__all__ = [
+    "MAX_BODY",
+    "MAX_DEPTH",
+    "WebhookEvent",
+    "WebhookMismatchError",
+    "WebhookPayloadError",
+    "WebhookReceiver",
+    "parse_event",
+]
 
 logger = logging.getLogger("asyncclient")
-
-
-class WebhookPayloadError(ValueError):
-    """A body that is not a notification of spec part 6."""
-
-
-@frozen(kw_only=True)
-class WebhookEvent:
-    """One notification, whichever form it came in."""
-
-    form: str
-    """``A`` (creation endpoints, spec 6.1) or ``B`` (event-named, spec 6.2)."""
-    status: str
-    """``COMPLETED`` or ``FAILED``."""
-    event: str | None = None
-    """``project.completed`` or ``project.failed`` (form B)."""
-    video_id: str | None = None
-    project_id: str | None = None
-    url: str | None = None
-    """Download URL (form A: as the detail's; form B: valid 7 days)."""
-    share_url: str | None = None
-    message: str | None = None
-    """The failure's reason, or the notification's message."""
-    metadata: dict[str, Any] = field(factory=dict)
-    """The creation's metadata, with ``projectId`` (form A, spec 6.1)."""
-    duration: float | None = None
-    thumbnail: str | None = None
-    aspect_ratio: str | None = None
-    resolution: str | None = None
-    created_at: datetime | None = None
-    completed_at: datetime | None = None
-    raw: dict[str, Any] = field(factory=dict, repr=False)
-    """The body as received."""
-
-    @property
-    def succeeded(self) -> bool:
-        return self.status == "COMPLETED"
-
-    @property
-    def key(self) -> str:
-        """What a duplicate shares: the project (or video) and the outcome."""
-        return f"{self.project_id or ''}/{self.video_id or ''}/{self.status}"
-
-    def job(self, client: _HasJobs) -> VideoJob:
-        """A job for the notified video: ``await`` it to read the service's own record."""
-        if self.video_id is not None:
-            return client.jobs.from_video_id(self.video_id, project_id=self.project_id)
-        if self.project_id is None:
-            raise WebhookPayloadError("the notification names neither a video nor a project")
-        return client.jobs.from_project_id(self.project_id)
-
-
-def _load(body: bytes | str | Mapping[str, Any]) -> dict[str, Any]:
-    if isinstance(body, Mapping):
-        return dict(body)
-    try:
-        data = json.loads(body)
-    except ValueError as exc:
-        raise WebhookPayloadError(f"body: not JSON ({exc})") from None
-    if not isinstance(data, dict):
-        raise WebhookPayloadError("body: expected a JSON object")
-    return data
-
-
-def _object(value: Any) -> dict[str, Any]:
-    return dict(value) if isinstance(value, dict) else {}
-
-
-def _text(data: Mapping[str, Any], key: str) -> str | None:
-    value = data.get(key)
-    return value if isinstance(value, str) and value else None
-
-
-def _when(value: Any, path: str) -> datetime | None:
-    if value is None:
-        return None
-    try:
-        return decode(value, datetime, path=path)
-    except DecodeError as exc:
-        raise WebhookPayloadError("; ".join(exc.errors)) from None
-
-
-def _status(value: Any) -> str:
-    status = str(value or "").upper()
-    if status not in ("COMPLETED", "FAILED"):
-        raise WebhookPayloadError(f"status: expected COMPLETED or FAILED, got {value!r}")
-    return status
-
-
-def _form_a(data: dict[str, Any]) -> WebhookEvent:
-    inner = data.get("data")
-    if not isinstance(inner, dict):
-        raise WebhookPayloadError("data: expected an object")
-    metadata = _object(inner.get("metadata"))
-    status = _status(inner.get("status") or data.get("status"))
-    return WebhookEvent(
-        form="A",
-        status=status,
-        video_id=_text(inner, "videoId"),
-        project_id=_text(metadata, "projectId") or _text(inner, "projectId"),
-        url=_text(inner, "url"),
-        share_url=_text(inner, "shareUrl"),
-        message=_text(inner, "error") or _text(data, "message"),
-        metadata=dict(metadata),
-        raw=data,
-    )
-
-
-def _form_b(data: dict[str, Any]) -> WebhookEvent:
-    video = _object(data.get("video"))
-    duration = video.get("duration")
-    metadata = _object(data.get("metadata"))
-    return WebhookEvent(
-        form="B",
-        status=_status(data.get("status")),
-        event=_text(data, "event"),
-        video_id=_text(video, "id"),
-        project_id=_text(data, "projectId"),
-        url=_text(video, "url"),
-        message=_text(data, "message"),
-        metadata=dict(metadata),
-        duration=float(duration) if isinstance(duration, (int, float)) else None,
-        thumbnail=_text(video, "thumbnail"),
-        aspect_ratio=_text(video, "aspectRatio"),
-        resolution=_text(video, "resolution"),
-        created_at=_when(data.get("createdAt"), "createdAt"),
-        completed_at=_when(data.get("completedAt"), "completedAt"),
-        raw=data,
-    )
-
-
-def parse_event(body: bytes | str | Mapping[str, Any]) -> WebhookEvent:
-    """Read a notification of either form (spec 6.1, 6.2).
-
-    Args:
-        body: The request body (bytes or text), or its decoded JSON.
-
-    Raises:
-        WebhookPayloadError: The body is not a notification; the message names the field.
-    """
-    data = _load(body)
-    if "event" in data:
-        return _form_b(data)
-    if "data" in data:
-        return _form_a(data)
-    raise WebhookPayloadError("body: neither form A (data) nor form B (event)")
-
 
 Handler = Callable[[WebhookEvent], "Awaitable[None] | None"]
 
 
+def _answer(status: int, message: str | None = None) -> web.Response:
+    body: dict[str, Any] = {"success": status == 200}
+    if message is not None:
+        body["message"] = message
+    return web.json_response(body, status=status)
+
+
+async def _read_body(request: web.Request, limit: int) -> bytes:
+    """The request's body, refused once it passes ``limit`` bytes."""
+    if request.content_length is not None and request.content_length > limit:
+        raise WebhookPayloadError(f"body: larger than {limit} bytes")
+    chunks: list[bytes] = []
+    size = 0
+    while chunk := await request.content.read(65_536):
+        size += len(chunk)
+        if size > limit:
+            raise WebhookPayloadError(f"body: larger than {limit} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
 class WebhookReceiver:
-    """An aiohttp handler for notifications: parse, dedupe, hand over, answer.
+    """An aiohttp handler for notifications: check, parse, dedupe, hand over, answer.
 
     Args:
         handler: Called with each new :class:`WebhookEvent` (a function or a coroutine
             function). If it raises, the answer is 500 and the service retries later.
         remember: How many event keys to remember for deduplication.
+        token: A secret the notification URL carries as ``?token=...`` (build the URL
+            with :meth:`url_for`, e.g. from ``secrets.token_urlsafe(32)``). Without it a
+            request is answered 401, with a wrong one 403. None: no token checked.
+        confirm_with: A client (``AsyncClient``): confirm each event through the API
+            before the handler sees it (:meth:`WebhookEvent.confirm`). Disagreement is
+            answered 409, a failed read 503; neither reaches the handler nor is remembered.
+        max_body: The largest body read, in bytes; a larger one is answered 400.
+        max_depth: The deepest JSON nesting read; a deeper body is answered 400.
 
     ``app = receiver.app("/hooks/video")`` gives an application to run or to mount;
     ``app.router.add_post(path, receiver.handle)`` adds it to yours.
     """
 
-    def __init__(self, handler: Handler, *, remember: int = 10_000) -> None:
+    def __init__(
+        self,
+        handler: Handler,
+        *,
+        remember: int = 10_000,
+        token: str | None = None,
+        confirm_with: HasJobs | None = None,
+        max_body: int = MAX_BODY,
+        max_depth: int = MAX_DEPTH,
+    ) -> None:
+        if token is not None and not token:
+            raise ValueError("token: must not be empty (None checks no token)")
         self._handler = handler
         self._remember = remember
+        self._token = None if token is None else token.encode()
+        self._client = confirm_with
+        self._max_body = max_body
+        self._max_depth = max_depth
         self._seen: OrderedDict[str, None] = OrderedDict()
+        self._busy: dict[str, asyncio.Event] = {}
         self.duplicates = 0
         """Notifications dropped as duplicates."""
+        self.refused = 0
+        """Notifications refused: a missing or wrong token, or contradicted by the service."""
+
+    def url_for(self, url: str) -> str:
+        """The URL to give the service as ``webhook``: ``url`` with the receiver's token."""
+        if self._token is None:
+            return url
+        parts = urlsplit(url)
+        query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k != "token"]
+        query.append(("token", self._token.decode()))
+        return urlunsplit(parts._replace(query=urlencode(query)))
 
     def app(self, path: str = "/webhook") -> web.Application:
         """An application that receives notifications at ``path``."""
@@ -219,22 +146,73 @@ class WebhookReceiver:
 
     async def handle(self, request: web.Request) -> web.Response:
         """The aiohttp handler: answer one notification."""
+        refused = self._check_token(request)
+        if refused is not None:
+            self.refused += 1
+            return refused
         try:
-            event = parse_event(await request.read())
+            body = await _read_body(request, self._max_body)
+            event = parse_event(body, max_size=self._max_body, max_depth=self._max_depth)
         except WebhookPayloadError as exc:
-            return web.json_response({"success": False, "message": str(exc)}, status=400)
-        if event.key in self._seen:
+            return _answer(400, str(exc))
+        except Exception as exc:  # a broken upload (bad encoding, cut short): no notification
+            # The stream is broken: end it so that aiohttp does not read on (and log the
+            # error again) after our answer, and close the connection after it.
+            request.content.feed_eof()
+            answer = _answer(400, f"body: unreadable ({type(exc).__name__})")
+            answer.force_close()
+            return answer
+        return await self._take(event)
+
+    def _check_token(self, request: web.Request) -> web.Response | None:
+        if self._token is None:
+            return None
+        given = request.query.getall("token", [])
+        if not given:
+            return _answer(401, "token: missing")
+        if len(given) != 1 or not hmac.compare_digest(
+            given[0].encode("utf-8", "surrogatepass"), self._token
+        ):
+            return _answer(403, "token: wrong")
+        return None
+
+    async def _take(self, event: WebhookEvent) -> web.Response:
+        """Dedupe: a copy waits for the one in flight, then counts as a duplicate only if
+        that one was taken (a forged copy in flight must not shadow the genuine one)."""
+        key = event.key
+        while (busy := self._busy.get(key)) is not None:
+            await busy.wait()
+        if key in self._seen:
             self.duplicates += 1
-            return web.json_response({"success": True, "message": "duplicate ignored"})
-        self._seen[event.key] = None  # before the handler runs: a concurrent copy is a duplicate
+            return _answer(200, "duplicate ignored")
+        busy = self._busy[key] = asyncio.Event()
+        try:
+            return await self._process(event)
+        finally:
+            del self._busy[key]
+            busy.set()
+
+    async def _process(self, event: WebhookEvent) -> web.Response:
+        if self._client is not None:
+            try:
+                event = await event.confirm(self._client)
+            except WebhookPayloadError as exc:  # contradicted, or names no video nor project
+                self.refused += 1
+                logger.warning("webhook %r refused: %r", event.key, str(exc))
+                return _answer(409, "not confirmed by the service")
+            except Exception as exc:  # the read failed: neither confirmed nor refuted
+                logger.warning(
+                    "webhook %r unconfirmed (%r); the service will retry", event.key, exc
+                )
+                return _answer(503, "could not confirm with the service; retry later")
         try:
             result = self._handler(event)
             if inspect.isawaitable(result):
                 await result
         except Exception:
-            del self._seen[event.key]  # not taken: let the service's retry through
-            logger.exception("webhook handler failed for %s; the service will retry", event.key)
-            return web.json_response({"success": False, "message": "handler failed"}, status=500)
+            logger.exception("webhook handler failed for %r; the service will retry", event.key)
+            return _answer(500, "handler failed")
+        self._seen[event.key] = None
         while len(self._seen) > self._remember:
             self._seen.popitem(last=False)
-        return web.json_response({"success": True})
+        return _answer(200)

@@ -20,6 +20,7 @@ import pytest
 
 from asyncclient import AsyncClient
 from asyncclient._convert import DecodeError, converter, decode, strict_converter
+from asyncclient._protocol import Envelope
 from asyncclient.errors import APIResponseValidationError
 from asyncclient.models import (
     AnalyzedAccount,
@@ -44,6 +45,7 @@ from asyncclient.models import (
     VideoDetail,
     VideoStatus,
 )
+from asyncclient.resources._base import page_of
 from asyncclient.retry import RetryPolicy
 from tests.wire import mocked as aioresponses
 
@@ -648,3 +650,139 @@ async def test_undecodable_data_carries_the_raw_body_and_status(
     assert json.loads(err.body) == {"success": True, "data": {"status": "STARTED"}}
     assert (err.status_code, err.method, err.path) == (200, "GET", "/v1/video/vid_1")
     assert err.errors == ["data.id: required field missing"]
+
+
+# -- hostile values: out of range, wrong shape, huge ----------------------------------------
+
+VIDEO = {"id": "v", "status": "STARTED"}
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "reason"),
+    [
+        ("createdAt", 1e20, "timestamp out of range"),
+        ("createdAt", -1e20, "timestamp out of range"),
+        ("createdAt", 10**30, "timestamp out of range"),
+        ("createdAt", float("nan"), "timestamp out of range"),
+        ("createdAt", float("inf"), "timestamp out of range"),
+        ("createdAt", "9" * 1000, "too long"),
+        ("createdAt", "99999-01-01T00:00:00Z", "invalid ISO 8601 timestamp"),
+        ("durationInSeconds", float("nan"), "expected a finite number"),
+        ("durationInSeconds", float("-inf"), "expected a finite number"),
+        ("durationInSeconds", 10**400, "out of range"),
+        ("progress", 2**63, "out of range"),
+        ("progress", -(2**63) - 1, "out of range"),
+        ("name", {"first": "a"}, "expected str, got dict"),
+        ("name", ["a"], "expected str, got list"),
+    ],
+)
+def test_out_of_range_values_are_one_decode_error_naming_the_path(
+    field: str, value: Any, reason: str
+) -> None:
+    with pytest.raises(DecodeError) as info:
+        decode({**VIDEO, field: value}, VideoDetail)
+    assert len(info.value.errors) == 1
+    line = info.value.errors[0]
+    assert line.startswith(f"data.{field}: ") and reason in line, line
+
+
+def test_largest_int64_still_decodes() -> None:
+    assert decode({**VIDEO, "size": 2**63 - 1}, Video).size == 2**63 - 1
+
+
+@pytest.mark.parametrize("value", ["abc", b"abc", {"a": "b"}, 7, True])
+def test_a_list_field_given_no_list_is_one_error_and_never_split(value: Any) -> None:
+    with pytest.raises(DecodeError) as info:
+        decode({"id": "s", "keywords": value}, Search)
+    assert info.value.errors == [f"data.keywords: expected a list, got {type(value).__name__}"]
+
+
+@pytest.mark.parametrize("value", ["abc", ["a"], 7, None])
+def test_a_record_given_no_object_is_one_error(value: Any) -> None:
+    with pytest.raises(DecodeError) as info:
+        decode({"search": value}, SearchCreated)
+    kind = "null" if value is None else type(value).__name__
+    assert info.value.errors == [f"data.search: expected a JSON object, got {kind}"]
+
+
+def test_a_megabyte_string_where_a_list_belongs_is_one_error() -> None:
+    with pytest.raises(DecodeError) as info:
+        decode({"id": "s", "videos": "v" * 1_000_000}, Search)
+    assert info.value.errors == ["data.videos: expected a list, got str"]
+
+
+def test_a_long_list_of_wrong_items_stops_after_a_bounded_number_of_errors() -> None:
+    with pytest.raises(DecodeError) as info:
+        decode([1] * 100_000, list[Video])
+    # The list stops at its 20th bad item: the work done is bounded, not per item.
+    assert info.value.errors == [
+        *(f"data[{i}]: expected a JSON object, got int" for i in range(20)),
+        "and 99980 more items not checked",
+    ]
+
+
+def test_many_errors_in_one_record_are_capped() -> None:
+    # Nested lists, each stopping at its own cap, still give at most 20 lines plus one.
+    bad_item = {"id": 1, "title": 2, "duration": "long"}
+    with pytest.raises(DecodeError) as info:
+        decode({"id": "s", "videos": [bad_item] * 50}, Search)
+    # 20 bad items of 3 problems each are found; 20 lines are shown.
+    errors = info.value.errors
+    assert len(errors) == 21
+    assert errors[0] == "data.videos[0].id: expected str, got int"
+    assert errors[-1] == "and 40 more, and 30 more items not checked"
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        None,
+        "text",
+        3.5,
+        [[[[[[]]]]]],
+        {"id": {"id": {"id": None}}, "videos": [[1], {"x": [None]}]},
+        {"id": "s", "pagination": {"total": float("nan"), "limit": "1", "offset": []}},
+        {"id": "s", "videos": [{"id": "x", "publishedAt": -(10**20), "stats": "many"}]},
+    ],
+)
+def test_any_json_shape_is_a_decode_error_never_another_exception(data: Any) -> None:
+    with pytest.raises(DecodeError):
+        decode(data, Search)
+
+
+@pytest.mark.parametrize(
+    ("page", "expected"),
+    [
+        ({"total": "10", "limit": "abc", "offset": float("inf")}, (1, 50, 0)),
+        ({"total": True, "limit": {}, "offset": -5}, (1, 50, 0)),
+        ({"total": 10**40, "limit": 10**40, "offset": 10**40}, (1, 50, 0)),
+        ({"total": 7, "limit": 5, "offset": 2}, (7, 5, 2)),
+    ],
+)
+async def test_page_numbers_of_the_wrong_type_or_range_fall_back(
+    client: AsyncClient, mock: aioresponses, page: dict[str, Any], expected: tuple[int, ...]
+) -> None:
+    video = load("Video-list-item.json")
+    reply(
+        mock,
+        "GET",
+        "/v1/video/list",
+        payload={"success": True, "data": {"videos": [video], **page}},
+    )
+    result = await client.videos.list_page()
+    assert (result.total, result.limit, result.offset) == expected
+
+
+def test_a_long_string_where_the_page_items_belong_is_one_error() -> None:
+    envelope = Envelope({"success": True, "data": {"videos": "v" * 10**6}})
+    with pytest.raises(APIResponseValidationError) as info:
+        page_of(envelope, "videos", Video, limit=50, offset=0)
+    assert info.value.errors == ["data.videos: expected a list"]
+
+
+def test_a_long_list_of_wrong_page_items_is_a_short_error() -> None:
+    envelope = Envelope({"success": True, "data": {"videos": ["v"] * 100_000}})
+    with pytest.raises(APIResponseValidationError) as info:
+        page_of(envelope, "videos", Video, limit=50, offset=0)
+    assert len(info.value.errors) == 21
+    assert info.value.errors[-1] == "and 99980 more items not checked"

@@ -8,6 +8,7 @@ from datetime import datetime, timezone
 import pytest
 
 from asyncclient._protocol import (
+    RateLimitInfo,
     Request,
     Response,
     build_request,
@@ -19,6 +20,7 @@ from asyncclient.errors import (
     APIResponseValidationError,
     APIStatusError,
     InsufficientCreditsError,
+    InternalServerError,
     RateLimitError,
 )
 from asyncclient.models import VideoListStatus
@@ -125,3 +127,209 @@ def test_success_status_with_a_body_that_is_no_object(body: bytes) -> None:
         decode_envelope(REQ, _resp(200, body))
     assert info.value.body == body
     assert info.value.errors == ["body: expected a JSON object"]
+
+
+# -- hostile headers: every parser is total and bounded ------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("inf", None),
+        ("nan", None),
+        ("-5", None),
+        ("0", None),
+        ("1e400", None),
+        ("99999999999999999999", None),
+        ("10000001", None),
+        ("10000000", 10_000_000),
+        ("60.0", 60),
+        ("١٢", None),
+        ("\uff11\uff12", None),
+        ("1_000", None),
+        ("\udcff", None),
+        ("6" * 10_000, None),
+    ],
+)
+def test_rate_limit_limit_is_a_positive_int_up_to_the_cap_else_ignored(
+    value: str, expected: int | None
+) -> None:
+    assert parse_rate_limit({"X-RateLimit-Limit": value}).limit == expected
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("nan", None),
+        ("inf", None),
+        ("-3", 0),
+        ("1e400", 10_000_000),
+        ("99999999999999999999", 10_000_000),
+        ("7", 7),
+        ("ten", None),
+    ],
+)
+def test_rate_limit_remaining_is_clamped(value: str, expected: int | None) -> None:
+    assert parse_rate_limit({"X-RateLimit-Remaining": value}).remaining == expected
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "1e400", "-1", "1e300", "253402300800"])
+def test_rate_limit_reset_out_of_range_is_ignored(value: str) -> None:
+    info = parse_rate_limit({"X-RateLimit-Reset": value, "Date": "Wed, 01 Jan 2020 12:00:00 GMT"})
+    assert info.reset is None and info.reset_after is None
+
+
+def test_rate_limit_reset_far_ahead_is_capped_at_an_hour() -> None:
+    date = datetime(2020, 1, 1, 12, 0, 0, tzinfo=timezone.utc)
+    info = parse_rate_limit(
+        {
+            "Date": "Wed, 01 Jan 2020 12:00:00 GMT",
+            "X-RateLimit-Reset": str(int(date.timestamp()) + 365 * 86400),
+        }
+    )
+    assert info.reset == date.timestamp() + 365 * 86400
+    assert info.reset_after == 3600.0
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("31536000", 86400.0),
+        ("1e400", 86400.0),
+        ("inf", None),
+        ("nan", None),
+        ("-inf", None),
+        ("٣", None),
+        ("\x00", None),
+        ("Wed, 21 Oct 2015 07:28:00 +9999", None),
+        ("Fri, 31 Dec 9999 23:59:59 GMT", 86400.0),
+    ],
+)
+def test_retry_after_is_finite_and_at_most_a_day(value: str, expected: float | None) -> None:
+    assert parse_retry_after(value) == expected
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        # A numeric offset: 07:28:30 at +01:00 is 06:28:30 UTC.
+        ("Wed, 21 Oct 2015 07:28:30 +0100", 30.0),
+        # -0000 (RFC 5322 3.3: UTC, local zone unknown) and unknown zone names
+        # parse to naive datetimes: read them as UTC.
+        ("Wed, 21 Oct 2015 06:28:30 -0000", 30.0),
+        ("Wed, 21 Oct 2015 06:28:30 XYZ", 30.0),
+    ],
+)
+def test_retry_after_http_date_with_any_zone_form(value: str, expected: float) -> None:
+    now = datetime(2015, 10, 21, 6, 28, 0, tzinfo=timezone.utc)
+    assert parse_retry_after(value, now=now) == expected
+
+
+def test_retry_after_against_a_naive_now_reads_it_as_utc() -> None:
+    now = datetime(2015, 10, 21, 6, 28, 0)
+    assert parse_retry_after("Wed, 21 Oct 2015 06:28:30 GMT", now=now) == 30.0
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"Date": "Wed, 21 Oct 2015 06:28:00 -0000", "Retry-After": "Wed, 21 Oct 2015 06:28:30 GMT"},
+        {"Date": "Wed, 21 Oct 2015 06:28:00 GMT", "Retry-After": "Wed, 21 Oct 2015 06:28:30 -0000"},
+        {"Date": "Wed, 21 Oct 2015 07:28:00 +0100", "Retry-After": "Wed, 21 Oct 2015 06:28:30 UT"},
+    ],
+)
+def test_date_and_retry_after_in_mixed_zone_forms(headers: dict[str, str]) -> None:
+    assert parse_rate_limit(headers).retry_after == 30.0
+
+
+def test_date_with_offset_or_minus_zero_measures_reset_from_utc() -> None:
+    reset = str(int(datetime(2015, 10, 21, 6, 28, 40, tzinfo=timezone.utc).timestamp()))
+    for date in ("Wed, 21 Oct 2015 07:28:00 +0100", "Wed, 21 Oct 2015 06:28:00 -0000"):
+        info = parse_rate_limit({"Date": date, "X-RateLimit-Reset": reset})
+        assert info.reset_after == 40.0, date
+
+
+@pytest.mark.parametrize(
+    "junk", ["\x00\xff", "Wed, 21 Oct 2015 25:61:00 GMT", "日本語", "x" * 100_000, "\udcff"]
+)
+def test_junk_in_every_header_is_ignored(junk: str) -> None:
+    names = ("X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "Retry-After")
+    info = parse_rate_limit({**dict.fromkeys(names, junk), "Date": junk})
+    assert info == RateLimitInfo()
+
+
+# -- hostile bodies: bounded size and nesting, checked before parsing -----------------------
+
+
+def _nested(depth: int) -> bytes:
+    return b'{"success":true,"data":' + b"[" * (depth - 1) + b"]" * (depth - 1) + b"}"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"success":true,"data":' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+        b"[" * 100_000,  # never closed: json.loads would recurse all the same
+    ],
+)
+def test_a_body_nesting_a_hundred_thousand_levels_is_refused_before_parsing(body: bytes) -> None:
+    with pytest.raises(APIResponseValidationError) as info:
+        decode_envelope(REQ, _resp(200, body))
+    assert info.value.message == "response body nests deeper than 64 levels"
+    assert info.value.errors == ["body: nests deeper than 64 levels"]
+    assert info.value.body == body
+
+
+def test_nesting_up_to_the_limit_is_parsed() -> None:
+    assert decode_envelope(REQ, _resp(200, _nested(64)))["success"] is True
+    with pytest.raises(APIResponseValidationError, match="deeper than 64 levels"):
+        decode_envelope(REQ, _resp(200, _nested(65)))
+    with pytest.raises(APIResponseValidationError, match="deeper than 3 levels"):
+        decode_envelope(REQ, _resp(200, _nested(4)), max_depth=3)
+
+
+def test_brackets_inside_strings_do_not_count_as_nesting() -> None:
+    text = '[[[{{ \\" ]]] \\\\' * 50
+    env = decode_envelope(REQ, _resp(200, {"success": True, "data": {"name": text}}))
+    assert env["data"]["name"] == text
+
+
+@pytest.mark.parametrize("body", [b"[" * 60 + b"]]", b'{"a": "' + b'\\"' * 50_000, b"]" * 70])
+def test_unclosed_brackets_or_strings_are_no_json_object(body: bytes) -> None:
+    with pytest.raises(APIResponseValidationError) as info:
+        decode_envelope(REQ, _resp(200, body))
+    assert info.value.errors == ["body: expected a JSON object"]
+
+
+def test_a_body_over_the_size_cap_is_refused_before_parsing() -> None:
+    body = json.dumps({"success": True, "data": "x" * 2000}).encode()
+    with pytest.raises(APIResponseValidationError) as info:
+        decode_envelope(REQ, _resp(200, body), max_bytes=1024)
+    assert info.value.message == f"response body is larger than 1024 bytes ({len(body)} bytes)"
+    assert info.value.errors == [f"body: is larger than 1024 bytes ({len(body)} bytes)"]
+    assert decode_envelope(REQ, _resp(200, body), max_bytes=len(body))["success"] is True
+
+
+def test_an_error_status_with_an_over_deep_body_keeps_its_class() -> None:
+    # The status decides the class (and so retries); the body is kept as text.
+    body = b"[" * 100_000
+    with pytest.raises(InternalServerError) as info:
+        decode_envelope(REQ, _resp(503, body))
+    assert info.value.status_code == 503
+    assert info.value.body == body.decode()
+
+
+def test_a_429_with_hostile_headers_still_raises_a_rate_limit_error() -> None:
+    resp = _resp(
+        429,
+        {"success": False, "message": "rate limit exceeded"},
+        **{
+            "Retry-After": "Wed, 21 Oct 2015 07:28:00 -0000",
+            "Date": "Wed, 21 Oct 2015 07:28:00 GMT",
+            "X-RateLimit-Limit": "inf",
+            "X-RateLimit-Remaining": "nan",
+        },
+    )
+    with pytest.raises(RateLimitError) as info:
+        decode_envelope(REQ, resp)
+    assert (info.value.retry_after, info.value.limit, info.value.remaining) == (0.0, None, None)

@@ -80,7 +80,7 @@ def _headers(ctx: Context, key: Key, decision: Decision, fault: Fault | None) ->
         seconds = fault.retry_after
         wait = seconds if isinstance(seconds, (int, float)) else 1
         headers = {
-            "X-RateLimit-Limit": str(key.bucket.per_minute),
+            "X-RateLimit-Limit": decision.headers()["X-RateLimit-Limit"],  # per real minute
             "X-RateLimit-Remaining": "0",
             "X-RateLimit-Reset": str(math.ceil(ctx.clock.wall() + max(0.0, float(wait)))),
             "Retry-After": _seconds_text(seconds),

@@ -47,18 +47,29 @@ def decode_or_raise(data: Any, cls: type[T], envelope: Envelope, *, path: str = 
 
 
 def page_of(envelope: Envelope, key: str, cls: type[T], *, limit: int, offset: int) -> Page[T]:
-    """Build a :class:`Page` from ``data: {<key>: [...], total, limit, offset}``."""
+    """Build a :class:`Page` from ``data: {<key>: [...], total, limit, offset}``.
+
+    ``total``, ``limit`` and ``offset`` that are no int in range (a string, a
+    float, ``true``, a negative or 64-bit-overflowing number) are not trusted:
+    ``total`` falls back to the items' count, the others to what was asked.
+    """
     data = envelope.get("data")
     if not isinstance(data, dict) or not isinstance(data.get(key), list):
         raise _undecodable(envelope, [f"data.{key}: expected a list"])
     items = decode_or_raise(data[key], list[cls], envelope, path=f"data.{key}")  # type: ignore[valid-type]
-    total = data.get("total")
     return Page(
         items=items,
-        total=int(total) if isinstance(total, int) else len(items),
-        limit=int(data.get("limit") or limit),
-        offset=int(data.get("offset") or offset),
+        total=_count(data.get("total"), len(items)),
+        limit=_count(data.get("limit"), limit) or limit,
+        offset=_count(data.get("offset"), offset) or offset,
     )
+
+
+def _count(value: Any, default: int) -> int:
+    """``value`` when it is a JSON integer from 0 to 2**63 - 1, else ``default``."""
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**63:
+        return value
+    return default
 
 
 def _as_json(data: Any) -> str:
@@ -67,6 +78,8 @@ def _as_json(data: Any) -> str:
         return json.dumps(data, ensure_ascii=False)
     except (TypeError, ValueError):
         return repr(data)
+    except RecursionError:  # nested too deeply to show (repr would recurse as deep)
+        return f"<{type(data).__name__} nested too deeply to show>"
 
 
 class Resource:

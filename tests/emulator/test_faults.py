@@ -191,7 +191,8 @@ async def test_creation_records_name_and_project(api: Api, emu: Emulator) -> Non
 async def test_rate_burst(api: Api, emu: Emulator, key: str) -> None:
     emu.faults.add("*", "rate_burst", retry_after=3, times=3)
     credits = emu.credits(key)
-    team_rate = emu.store.keys[key].bucket.per_minute
+    # Per real minute, as every other reply announces it (time scale 60).
+    team_rate = round(emu.store.keys[key].bucket.per_minute * emu.clock.time_scale)
     for _ in range(3):
         before = time.time()
         status, headers, body = await api.post(CREATE, UGC)

@@ -1,0 +1,145 @@
+"""Rate-limit headers (spec 8.1), read so that no value a server sends can raise.
+
+Every parser here is total: a header that is absent, not a number, or out of
+its bounds is ignored (``None``) or clamped, never an exception:
+
+- ``X-RateLimit-Limit``: requests a minute, an integer from 1 to :data:`MAX_LIMIT`;
+  anything else is ignored;
+- ``X-RateLimit-Remaining``: clamped to ``0 .. MAX_LIMIT``;
+- ``X-RateLimit-Reset``: a Unix timestamp from 0 to the end of year 9999, else
+  ignored; ``reset_after`` (Reset minus Date) is clamped to ``0 .. MAX_RESET_AFTER``;
+- ``Retry-After``: delta-seconds or an HTTP date, clamped to ``0 .. MAX_RETRY_AFTER``;
+- ``Date``: an HTTP date; one without a known zone (``-0000``, an unknown name)
+  is read as UTC (RFC 5322 3.3).
+
+A number is a plain ASCII decimal (``60``, ``2.5``, ``1.7e9``) of at most 64
+characters: ``inf``, ``nan``, ``1_000`` and non-ASCII digits, which ``float()``
+would take, are not numbers in a header.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from datetime import datetime, timezone
+from email.utils import parsedate_to_datetime
+
+from attrs import frozen
+
+__all__ = [
+    "MAX_LIMIT",
+    "MAX_RESET_AFTER",
+    "MAX_RETRY_AFTER",
+    "RateLimitInfo",
+    "parse_rate_limit",
+    "parse_retry_after",
+]
+
+MAX_LIMIT = 10_000_000
+"""Largest ``X-RateLimit-Limit`` taken, in requests a minute (the largest plan has 1000)."""
+
+MAX_RESET_AFTER = 3600.0
+"""Longest ``reset_after``, in seconds: the window is a minute (spec 8.1), and the
+limiter waits this long at most on the word of one response."""
+
+MAX_RETRY_AFTER = 86400.0
+"""Longest ``Retry-After``, in seconds (a day); the retry policy's own
+``max_retry_after`` then decides whether to wait or raise."""
+
+_MAX_TIMESTAMP = 253402300799.0  # 9999-12-31T23:59:59Z, the last second datetime holds
+_HUGE = 1e18  # numbers are clamped to +-_HUGE: finite, and beyond every bound above
+_MAX_NUMBER_CHARS = 64
+_MAX_DATE_CHARS = 64  # an IMF-fixdate has 29
+_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)
+
+
+@frozen
+class RateLimitInfo:
+    """The rate-limit headers of a response (spec 8.1), parsed and bounded.
+
+    ``reset_after`` is ``X-RateLimit-Reset`` minus the response's ``Date`` (so a
+    wrong local clock does not matter), in seconds; ``None`` when absent.
+    """
+
+    limit: int | None = None
+    remaining: int | None = None
+    reset: float | None = None
+    reset_after: float | None = None
+    retry_after: float | None = None
+
+
+def _number(raw: object) -> float | None:
+    """An ASCII decimal as a float clamped to +-1e18, else None."""
+    if not isinstance(raw, str):
+        return None
+    text = raw.strip()
+    if len(text) > _MAX_NUMBER_CHARS or not _NUMBER.fullmatch(text):
+        return None
+    return min(_HUGE, max(-_HUGE, float(text)))  # float("1e400") is inf
+
+
+def _http_date(raw: object) -> datetime | None:
+    """An HTTP date as an aware UTC datetime, else None."""
+    if not isinstance(raw, str) or len(raw) > _MAX_DATE_CHARS:
+        return None
+    try:
+        when = parsedate_to_datetime(raw.strip())
+        if when.tzinfo is None:  # "-0000" or a zone name it does not know
+            when = when.replace(tzinfo=timezone.utc)
+        return when.astimezone(timezone.utc)
+    except Exception:  # junk: the stdlib parser's failure modes are not documented
+        return None
+
+
+def _header_number(headers: Mapping[str, str], name: str) -> float | None:
+    return _number(headers.get(name))
+
+
+def _response_date(headers: Mapping[str, str]) -> datetime | None:
+    return _http_date(headers.get("Date"))
+
+
+def parse_retry_after(value: str | None, *, now: datetime | None = None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` value: delta-seconds or an HTTP date.
+
+    Args:
+        value: The header's value.
+        now: The reference time for an HTTP date (the response's ``Date``, else
+            now); a naive one is read as UTC.
+
+    Returns:
+        Seconds from 0 to :data:`MAX_RETRY_AFTER`, or ``None`` when absent or unreadable.
+    """
+    seconds = _number(value)
+    if seconds is None:
+        when = _http_date(value)
+        if when is None:
+            return None
+        ref = now or datetime.now(timezone.utc)
+        if ref.tzinfo is None:
+            ref = ref.replace(tzinfo=timezone.utc)
+        seconds = (when - ref).total_seconds()
+    return min(MAX_RETRY_AFTER, max(0.0, seconds))
+
+
+def parse_rate_limit(headers: Mapping[str, str]) -> RateLimitInfo:
+    """Read ``X-RateLimit-*``, ``Retry-After`` and ``Date`` of a response; never raises."""
+    date = _response_date(headers)
+    limit = _header_number(headers, "X-RateLimit-Limit")
+    remaining = _header_number(headers, "X-RateLimit-Remaining")
+    reset = _header_number(headers, "X-RateLimit-Reset")
+    if limit is not None and not 1 <= int(limit) <= MAX_LIMIT:
+        limit = None
+    if reset is not None and not 0 <= reset <= _MAX_TIMESTAMP:
+        reset = None
+    reset_after = None
+    if reset is not None:
+        reference = (date or datetime.now(timezone.utc)).timestamp()
+        reset_after = min(MAX_RESET_AFTER, max(0.0, reset - reference))
+    return RateLimitInfo(
+        limit=int(limit) if limit is not None else None,
+        remaining=int(min(MAX_LIMIT, max(0, remaining))) if remaining is not None else None,
+        reset=reset,
+        reset_after=reset_after,
+        retry_after=parse_retry_after(headers.get("Retry-After"), now=date),
+    )
