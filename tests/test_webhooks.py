@@ -245,7 +245,8 @@ Post = Callable[..., Awaitable[tuple[int, dict[str, Any]]]]
 @pytest_asyncio.fixture
 async def post() -> AsyncIterator[Post]:
     """POST a body (bytes, or JSON) to a URL; returns the status and the decoded answer."""
-    async with aiohttp.ClientSession() as session:
+    # One connection a request: no TLS transport outlives the session (Python 3.10).
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(force_close=True)) as session:
 
         async def send(url: str, body: object, **options: Any) -> tuple[int, dict[str, Any]]:
             data = body if isinstance(body, bytes) else json_bytes(body)

@@ -156,7 +156,7 @@ async def test_hold_reply_after_processing(api: Api, emu: Emulator, key: str) ->
     credits = emu.credits(key)
     timeout = aiohttp.ClientTimeout(total=0.1)
     start = time.monotonic()
-    with pytest.raises(TimeoutError):
+    with pytest.raises(asyncio.TimeoutError):  # the builtin one only from Python 3.11
         await api.post(CREATE, UGC, timeout=timeout)
     assert time.monotonic() - start < 0.4  # the client gave up after sending ...
     (project,) = emu.store.projects.values()  # ... yet the project exists and is charged
