@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
+from typing import Any
 
 from asyncclient import _cli_batch, _cli_resources
 from asyncclient._version import __version__
@@ -47,11 +49,46 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 0
     try:
-        return asyncio.run(_cli_batch.main(ns))
+        return asyncio.run(_interruptible(_cli_batch.main(ns)))
     except KeyboardInterrupt:
         if not _cli_batch.interrupt_reported:
             print("interrupted", file=sys.stderr)
         return _cli_batch.EXIT_INTERRUPTED
+
+
+async def _interruptible(command: Coroutine[Any, Any, int]) -> int:
+    """Run ``command`` so that Ctrl-C cancels it rather than striking wherever it is.
+
+    Python 3.11's ``asyncio.run`` already turns SIGINT into a cancellation of the main
+    task; on 3.10 the ``KeyboardInterrupt`` is raised inside whatever task runs at that
+    moment (a journal write, a row's task group) and escapes as a group of tracebacks.
+    Handling the signal on the loop gives every version the same, orderly path: the
+    command sees ``CancelledError``, closes what it holds and reports once.
+    """
+    task = asyncio.current_task()
+    loop = asyncio.get_running_loop()
+    interrupted = False
+
+    def on_sigint() -> None:
+        nonlocal interrupted
+        interrupted = True
+        if task is not None:
+            task.cancel()
+
+    try:
+        loop.add_signal_handler(signal.SIGINT, on_sigint)
+        installed = True
+    except (NotImplementedError, RuntimeError, ValueError):  # Windows, or not the main thread
+        installed = False
+    try:
+        return await command
+    except asyncio.CancelledError:
+        if interrupted:
+            raise KeyboardInterrupt from None
+        raise
+    finally:
+        if installed:
+            loop.remove_signal_handler(signal.SIGINT)
 
 
 if __name__ == "__main__":  # pragma: no cover

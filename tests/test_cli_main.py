@@ -188,3 +188,45 @@ async def test_batch_reports_bad_rows_and_exits_nonzero(tmp_path: Path) -> None:
 async def test_cli_basics(args: list[str]) -> None:
     code, out, _ = await run_cli(*args)
     assert code == 0 and "asyncclient" in out
+
+
+INTERRUPT_WHILE_BUSY = """
+import asyncio, os, signal, sys, threading, time
+import anyio
+from asyncclient.cli import _interruptible
+
+seen = []
+
+async def busy() -> None:
+    end = time.monotonic() + 0.5
+    while time.monotonic() < end:  # no await: a signal lands in this task's code
+        pass
+    await asyncio.sleep(30)
+
+async def command() -> int:
+    try:
+        async with anyio.create_task_group() as tg:  # as a batch runs its rows
+            tg.start_soon(busy)
+    except asyncio.CancelledError:
+        seen.append("cancelled")
+        raise
+    return 0
+
+threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGINT)).start()
+try:
+    asyncio.run(_interruptible(command()))
+except KeyboardInterrupt:
+    print("interrupted", seen)
+"""
+
+
+async def test_ctrl_c_cancels_the_command_even_while_a_task_is_busy() -> None:
+    """On every Python the signal becomes one cancellation of the command, never an
+    exception raised inside whichever task happened to run (3.10's default)."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", INTERRUPT_WHILE_BUSY,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=clean_env(),
+    )  # fmt: skip
+    out, err = await asyncio.wait_for(proc.communicate(), 30)
+    assert out.decode().strip() == "interrupted ['cancelled']", err.decode()
+    assert "Traceback" not in err.decode()
