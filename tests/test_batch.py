@@ -490,4 +490,3 @@ async def test_a_lost_reply_and_an_unreadable_lookup_end_to_end(emu: Emulator) -
         [result] = await finish(emu, batch)
     assert result.status == "completed"
     assert creations(emu) == 1  # made once, found, never sent again
-

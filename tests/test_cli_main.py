@@ -230,3 +230,79 @@ async def test_ctrl_c_cancels_the_command_even_while_a_task_is_busy() -> None:
     out, err = await asyncio.wait_for(proc.communicate(), 30)
     assert out.decode().strip() == "interrupted ['cancelled']", err.decode()
     assert "Traceback" not in err.decode()
+
+
+def _journal_events(journal: Path, event: str, row: int) -> int:
+    if not journal.exists():
+        return 0
+    needle = f'"ev":"{event}","i":{row},'
+    return sum(needle in line for line in journal.read_text().splitlines())
+
+
+@pytest.mark.parametrize(
+    ("fault", "made_when_killed"),
+    [
+        # The service made row 3's project and holds the reply: the client is killed not
+        # knowing. The resumed run must find that project, never send the row again.
+        ({"kind": "hold_reply", "latency": 2.0}, True),
+        # The service answered 429 with a long Retry-After: nothing was made for row 3
+        # when the client is killed while it waits. The resumed run must learn that from
+        # the service before it sends the row (once).
+        ({"kind": "rate_burst", "retry_after": 30}, False),
+    ],
+    ids=["killed-while-the-reply-is-held", "killed-while-waiting-to-retry"],
+)
+async def test_sigkill_between_submit_and_its_answer(
+    tmp_path: Path, fault: dict[str, object], made_when_killed: bool
+) -> None:
+    rows, journal, out = tmp_path / "rows.csv", tmp_path / "j.jsonl", tmp_path / "out.jsonl"
+    write_rows(rows, 6)
+    async with Emulator(time_scale=60.0, seed=2) as emu:
+        key = emu.add_team(plan="premium", credits=10_000)
+        team = emu.team_id(key)
+        emu.faults.add_schedule(CREATE, [None, None, None, fault])
+        argv = [
+            "batch", str(rows), "--template", "tpl_welcome", "--spacing", "0.05",
+            "--concurrency", "1", "--journal", str(journal), "--out", str(out),
+            "--base-url", emu.url, "--api-key", key,
+        ]  # fmt: skip
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "asyncclient", *argv,
+            stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL, env=clean_env(),
+        )  # fmt: skip
+        for _ in range(1500):
+            if emu.counters.faults.get(str(fault["kind"]), 0) >= 1:
+                break
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(0.2)  # the fault is in effect: the reply held, or the retry due
+        proc.send_signal(signal.SIGKILL)
+        await proc.wait()
+        assert _journal_events(journal, "submit", 3) == 1
+        assert _journal_events(journal, "accepted", 3) == 0  # killed not knowing
+        assert emu.counters.projects[team] == 4 if made_when_killed else 3
+        before_resume = len(emu.requests)
+
+        emu.faults.clear()
+        mover = asyncio.ensure_future(_advance_forever(emu))
+        try:
+            code, _, stderr = await run_cli(*argv)
+        finally:
+            mover.cancel()
+        assert code == 0, stderr
+    sent_for_row_3 = [
+        r for r in emu.requests if r.method == "POST" and r.path == CREATE and r.name == "Row 3"
+    ]
+    assert emu.counters.projects[team] == 6  # one project a row, none twice
+    names = [p.videos[0].name for p in emu.store.projects.values() if p.team_id == team]
+    assert sorted(names) == [f"Row {i}" for i in range(6)]
+    results = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["status"] for r in results] == ["completed"] * 6
+    # Row 3 went to the service once when it was made then, twice (429, then the resend)
+    # when it was not, and the resend came only after two looks at the list found nothing.
+    assert len(sent_for_row_3) == (1 if made_when_killed else 2)
+    resumed = emu.requests[before_resume:]
+    looks = [i for i, r in enumerate(resumed) if r.method == "GET" and "list" in r.path]
+    assert len(looks) >= (1 if made_when_killed else 2)
+    if not made_when_killed:
+        resend = resumed.index(sent_for_row_3[-1])
+        assert sum(i < resend for i in looks) >= 2
