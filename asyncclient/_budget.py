@@ -61,6 +61,10 @@ class CreditBudget:
         """A row submitted by an earlier run of the batch (from its journal) counts too."""
         self.rows += 1
 
+    def uncount(self) -> None:
+        """A counted row turned out to have spent nothing (it will be admitted anew)."""
+        self.rows -= 1
+
     @property
     def spent(self) -> int:
         """Credits the admitted rows cost (0 while the cost is unknown)."""

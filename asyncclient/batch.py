@@ -198,11 +198,14 @@ class Batch:
         state = self._journal.rows.get(item.index) if self._journal else None
         if state is not None:
             self._check_fingerprint(item, state)
-            job = await self._resume(item, state)
-            if isinstance(job, Unknown):  # may have been paid: counted, never resent
+            if self._cut_off(item, state):
+                # Sent by an earlier run that ended before the answer: ask the service in
+                # the row's own task, so that many such rows are asked about at once.
+                # Counted meanwhile, as it may have been paid.
                 self._budget.count()
-                self._finish(item, _R.UNRESOLVED, error=job.reason)
+                rows.start(self._settle_cut_off, item, state)
                 return
+            job = self._resume(state)
             if job is not None or state.event is JournalEvent.DONE:
                 self._budget.count()
                 if job is not None:
@@ -216,11 +219,34 @@ class Batch:
         await self._space()
         rows.start(self._submit_and_await, item)
 
+    async def _settle_cut_off(self, item: Item, state: RowState) -> None:
+        job = await self._settle_interrupted(item, state)
+        if isinstance(job, Unknown):  # may have been paid: counted, never resent
+            self._finish(item, _R.UNRESOLVED, error=job.reason)
+            return
+        if job is not None:
+            await self._budget.learn(job)
+            await self._await(item, job)
+            return
+        self._budget.uncount()  # the service made nothing: the row is submitted afresh
+        if not await self._budget.admit():
+            self._finish(item, _R.SKIPPED, error="credit budget reached")
+            return
+        await self._sem.acquire()
+        await self._space()
+        await self._submit_and_await(item)
+
     async def _space(self) -> None:
-        wait = self._last_start + self.spacing - self._clock.monotonic()
-        if wait > 0:
-            await self._clock.sleep(wait)
-        self._last_start = self._clock.monotonic()
+        """Wait for this submission's turn, ``spacing`` after the one before.
+
+        The turn is reserved before waiting, so rows that start from several tasks at
+        once (rows resumed after a crash) are spaced as well.
+        """
+        now = self._clock.monotonic()
+        turn = max(now, self._last_start + self.spacing)
+        self._last_start = turn
+        if turn > now:
+            await self._clock.sleep(turn - now)
 
     async def _submit_and_await(self, item: Item) -> None:
         job = await self._submit(item)
@@ -267,27 +293,38 @@ class Batch:
     async def _settle(self, exc: AmbiguousCreationError) -> VideoJob | Unknown | None:
         return await settle(self._submitter.reconcile, exc, self._clock)
 
-    async def _resume(self, item: Item, state: RowState) -> VideoJob | Unknown | None:
-        """A job for a row the journal knows, :class:`Unknown` when the service cannot
-        yet tell what a cut-off submission made, or None to submit it (again)."""
+    def _resume(self, state: RowState) -> VideoJob | None:
+        """A job for a row the journal saw accepted, or None (done, refused or never
+        sent)."""
         known = state.video_id or state.project_id
         if state.event in (JournalEvent.ACCEPTED, JournalEvent.DONE) and known:
             created = CreatedProject(project_id=state.project_id, video_id=state.video_id)
             return self._jobs.from_created(created)
-        if state.event is JournalEvent.SUBMIT and item.request is not None and state.sent_at:
-            error = AmbiguousCreationError(
-                "interrupted while submitting",
-                request=item.request,
-                sent_at=state.sent_at,
-                cause=APIError("interrupted"),
-            )
-            job = await self._settle(error)
-            if isinstance(job, VideoJob):
-                self._record(
-                    JournalEvent.ACCEPTED, item, project=job.project_id, video=job.video_id
-                )
-            return job
-        return None  # rejected, or never sent: submit it
+        return None
+
+    @staticmethod
+    def _cut_off(item: Item, state: RowState) -> bool:
+        """Whether an earlier run sent the row and ended before recording the answer."""
+        return (
+            state.event is JournalEvent.SUBMIT
+            and item.request is not None
+            and state.sent_at is not None
+        )
+
+    async def _settle_interrupted(self, item: Item, state: RowState) -> VideoJob | Unknown | None:
+        """What a cut-off submission made: its job, :class:`Unknown` when the service
+        cannot yet tell, or None when it made nothing (the row may be sent again)."""
+        assert item.request is not None and state.sent_at is not None
+        error = AmbiguousCreationError(
+            "interrupted while submitting",
+            request=item.request,
+            sent_at=state.sent_at,
+            cause=APIError("interrupted"),
+        )
+        job = await self._settle(error)
+        if isinstance(job, VideoJob):
+            self._record(JournalEvent.ACCEPTED, item, project=job.project_id, video=job.video_id)
+        return job
 
     async def _await(self, item: Item, job: VideoJob) -> None:
         job.read_detail = False  # the list's record is outcome enough: a GET saved per row

@@ -36,7 +36,7 @@ from asyncclient.emulator import Emulator
 from asyncclient.jobs import Jobs
 from asyncclient.poller import Poller, PollPolicy
 from tests.conftest import connect
-from tests.virtual_time import FastForward
+from tests.virtual_time import FastForward, VirtualTime
 
 SCALE = 60.0
 CREATE = "/v1/project/create"
@@ -490,3 +490,35 @@ async def test_a_lost_reply_and_an_unreadable_lookup_end_to_end(emu: Emulator) -
         [result] = await finish(emu, batch)
     assert result.status == "completed"
     assert creations(emu) == 1  # made once, found, never sent again
+
+
+async def test_rows_cut_off_by_a_crash_are_asked_about_at_once(tmp_path: Path) -> None:
+    """Eight rows were being sent when the last run died. The service is asked about them
+    together (two looks, 2 s apart), not one row after another, and the ones it never
+    made are sent again, still spaced."""
+    journal = tmp_path / "j.jsonl"
+    requests = talking_requests(8)
+    first, _ = fake_batch(requests, journal=journal)
+    items = await first.prepare()
+    record = Journal.open(journal, first._batch_id)
+    for item in items:
+        record.record(JournalEvent.SUBMIT, item.index, item.fingerprint, name="n")
+    record.close()
+
+    time = VirtualTime()
+    clock = time.as_clock()
+    submitter = FakeSubmitter(clock)  # type: ignore[arg-type]
+    again = request_batch(
+        requests, submitter=submitter, jobs=submitter.jobs, clock=clock,
+        journal=journal, spacing=0.5,
+    )  # fmt: skip
+    task = asyncio.ensure_future(again)
+    while not task.done():
+        await time.run_until_idle()
+    results = await task
+    assert [r.status for r in results] == ["completed"] * 8
+    sent_at = [t for t, _ in submitter.sent]
+    assert len(sent_at) == 8  # nothing was made: each row sent again, once
+    # The second look, 2 s in, cleared every row at once; one row after another would
+    # have sent the last one 8 x 2 s in.
+    assert sent_at == pytest.approx([2.0 + 0.5 * k for k in range(8)])

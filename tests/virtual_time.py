@@ -55,6 +55,27 @@ class VirtualTime:
         """``clock.monotonic()`` of asyncclient's Clock protocol."""
         return self.now
 
+    def as_clock(self) -> VirtualClock:
+        """This virtual time as asyncclient's Clock (for ``clock=``)."""
+        return VirtualClock(self)
+
+
+class VirtualClock:
+    """asyncclient's Clock on a :class:`VirtualTime`: sleeps wait for ``advance``;
+    wall-clock time stays real (the emulator compares timestamps with it)."""
+
+    def __init__(self, time: VirtualTime) -> None:
+        self.time = time
+
+    def monotonic(self) -> float:
+        return self.time.now
+
+    async def sleep(self, seconds: float) -> None:
+        await self.time.sleep(seconds)
+
+    def now(self) -> datetime:
+        return datetime.now(timezone.utc)
+
 
 class FastForward:
     """A clock whose sleeps return at once, moving its time on by what they asked.
