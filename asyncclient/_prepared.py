@@ -49,7 +49,10 @@ def check_creation(
     found = problems(request, failures=failures)
     if found:
         return None, found
-    wire = build_request("POST", request.PATH, json_body=unstructure(request))
+    try:
+        wire = build_request("POST", request.PATH, json_body=unstructure(request))
+    except ValidationError as unsendable:  # text that is not Unicode, a NaN, ...
+        return None, unsendable.errors
     return PreparedCreation(request, wire), []
 
 

@@ -27,6 +27,7 @@ from asyncclient.errors import (
     APIResponseValidationError,
     APIStatusError,
     RateLimitError,
+    ValidationError,
     status_error_class,
 )
 
@@ -123,12 +124,67 @@ def build_request(
 
     Returns:
         The request.
+
+    Raises:
+        ValidationError: A value cannot be sent: a string that is not valid Unicode (a
+            lone surrogate), a number that is NaN or infinite, something that is not
+            JSON data, or nesting deeper than ``MAX_BODY_DEPTH``; each named by its path.
     """
     query = tuple((k, _query_value(v)) for k, v in (params or {}).items() if v is not None)
     body = None
-    if json_body is not None:
-        body = json.dumps(json_body, separators=(",", ":"), ensure_ascii=False).encode()
+    try:
+        for _, value in query:
+            value.encode("utf-8")
+        if json_body is not None:
+            text = json.dumps(json_body, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+            body = text.encode("utf-8")
+    except (TypeError, ValueError, RecursionError):  # UnicodeEncodeError is a ValueError
+        problems = unsendable(dict(query), "") + unsendable(json_body, "")
+        raise ValidationError(problems or ["body: cannot be sent as JSON"]) from None
     return Request(method.upper(), path, query, body, dict(_JSON_HEADERS))
+
+
+def _is_unicode(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def unsendable(value: Any, path: str) -> list[str]:
+    """Why parts of ``value`` (JSON-ready data) cannot be sent, as ``<path>: <reason>``.
+
+    Walks the data without recursion, so any depth is safe to look at.
+    """
+    problems: list[str] = []
+    stack: list[tuple[Any, str, int]] = [(value, path, 0)]
+    while stack and len(problems) < 20:
+        item, where, depth = stack.pop()
+        name = where or "body"
+        if depth > MAX_BODY_DEPTH:
+            problems.append(f"{name}: nested deeper than {MAX_BODY_DEPTH} levels")
+        elif isinstance(item, str):
+            if not _is_unicode(item):
+                problems.append(f"{name}: must be valid Unicode text (it holds a lone surrogate)")
+        elif isinstance(item, float):
+            if item != item or item in (float("inf"), float("-inf")):
+                problems.append(f"{name}: must be a finite number, not {item}")
+        elif isinstance(item, Mapping):
+            for key, child in reversed(list(item.items())):
+                if not isinstance(key, str):
+                    problems.append(f"{name}: keys must be strings, not {type(key).__name__}")
+                    continue
+                if not _is_unicode(key):
+                    problems.append(f"{name}: key {key!r} must be valid Unicode text")
+                    continue
+                stack.append((child, f"{where}.{key}" if where else key, depth + 1))
+        elif isinstance(item, (list, tuple)):
+            for index in reversed(range(len(item))):
+                stack.append((item[index], f"{name}[{index}]", depth + 1))
+        elif item is not None and not isinstance(item, (bool, int)):
+            problems.append(f"{name}: must be JSON data, not {type(item).__name__}")
+    return problems
 
 
 def _message_of(payload: Any, text: str, status: int) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime, timezone
+from typing import Any
 
 import pytest
 
@@ -22,6 +23,7 @@ from asyncclient.errors import (
     InsufficientCreditsError,
     InternalServerError,
     RateLimitError,
+    ValidationError,
 )
 from asyncclient.models import VideoListStatus
 
@@ -333,3 +335,33 @@ def test_a_429_with_hostile_headers_still_raises_a_rate_limit_error() -> None:
     with pytest.raises(RateLimitError) as info:
         decode_envelope(REQ, resp)
     assert (info.value.retry_after, info.value.limit, info.value.remaining) == (0.0, None, None)
+
+
+@pytest.mark.parametrize(
+    ("params", "body", "problem"),
+    [
+        (None, {"script": "a\ud800"}, "script: must be valid Unicode text"),
+        (None, {"scenes": [{"script": "ok"}, {"script": "\udfff"}]}, "scenes[1].script: must"),
+        (None, {"metadata": {"k\ud800": 1}}, "metadata: key 'k\\ud800' must be valid Unicode"),
+        (None, {"metadata": {"score": float("nan")}}, "metadata.score: must be a finite number"),
+        (None, {"metadata": {"x": [float("inf")]}}, "metadata.x[0]: must be a finite number"),
+        (None, {"metadata": {"when": object()}}, "metadata.when: must be JSON data, not object"),
+        ({"search": "x\ud800"}, None, "search: must be valid Unicode text"),
+    ],
+)
+def test_what_cannot_be_sent_is_a_validation_error_naming_the_field(
+    params: dict[str, Any] | None, body: Any, problem: str
+) -> None:
+    with pytest.raises(ValidationError) as caught:
+        build_request("POST", "/v1/x", params=params, json_body=body)
+    assert any(e.startswith(problem) for e in caught.value.errors), caught.value.errors
+
+
+def test_a_body_nested_past_any_limit_is_a_validation_error() -> None:
+    deep: list[Any] = []
+    inner = deep
+    for _ in range(5000):  # past the interpreter's recursion limit
+        inner.append([])
+        inner = inner[0]
+    with pytest.raises(ValidationError, match=r"metadata\.k\[0\].*nested deeper than 64 levels"):
+        build_request("POST", "/v1/x", json_body={"metadata": {"k": deep}})

@@ -286,9 +286,13 @@ def _metadata(obj: Any, prefix: str, ctx: _Ctx) -> list[str]:
         return [f"{path}: must be an object (a dict)"]
     try:
         text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+        size = len(text.encode("utf-8"))
+    except UnicodeEncodeError:
+        return [f"{path}: must be valid Unicode text (it holds a lone surrogate)"]
+    except RecursionError:
+        return [f"{path}: nested too deeply to be sent"]
     except (TypeError, ValueError):
         return [f"{path}: must be JSON-serialisable"]
-    size = len(text.encode("utf-8"))
     if size > METADATA_MAX_BYTES:
         limit = f"{METADATA_MAX_BYTES} bytes as JSON, got {size}"
         return [f"{path}: metadata cannot exceed 5KB ({limit})"]
