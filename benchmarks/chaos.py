@@ -5,8 +5,12 @@ process against a time-scaled emulator whose creation requests meet every fault 
 ``--fault-rate`` (reads meet them too, at the same rate), then runs the same batch again
 with the same journal and no faults, to finish what the first run left unresolved.
 Scenario B runs the CLI (``asyncclient batch rows.csv --template tpl_welcome --journal
-J``) as a subprocess against the same kind of emulator, SIGKILLs it at random moments
-``--kills`` times, then lets a finishing run (no faults) complete.
+J``) as a subprocess against the same kind of emulator and SIGKILLs it ``--kills``
+times, then lets a finishing run (no faults) complete. The kills follow the journal:
+most land a few milliseconds after a ``submit`` or ``accepted`` record (where a row's
+money is in flight), a quarter at a random time; the note says how many rows each kill
+cut between their ``submit`` record and its answer, and how many of those the service
+had made.
 
 Every column comes from the emulator's records (its projects, videos, request log,
 fault counters and the team's balance), never from what the client believes; the
@@ -314,15 +318,101 @@ def write_csv(path: Path, data: list[dict[str, str]]) -> None:
         writer.writerows(data)
 
 
-async def cli(
-    emu: Emulator, key: str, folder: Path, kill_after: float | None
-) -> tuple[int | None, bool]:
-    """Run ``asyncclient batch`` once; SIGKILL it after ``kill_after`` seconds if given.
+@dataclass(frozen=True)
+class Kill:
+    """When to SIGKILL a run: ``after`` new journal records of ``event`` and ``delay``
+    more seconds, or (``event`` None) ``delay`` seconds after the start."""
+
+    event: str | None
+    after: int = 0
+    delay: float = 0.0
+
+    def describe(self) -> str:
+        if self.event is None:
+            return f"{self.delay:.1f} s in"
+        return f"{self.delay * 1000:.0f} ms after its {self.after}th new {self.event!r} record"
+
+
+def kills_for(n: int, rng: random.Random) -> list[Kill]:
+    """Moments that follow the journal, so that kills land where money is at stake.
+
+    Half land just after a ``submit`` record (0 to 20 ms later: the request is on its way,
+    being processed, or its reply is coming back), a quarter just after an ``accepted``
+    record (the job is known, not yet awaited), a quarter at a random time.
+    """
+    out = []
+    for i in range(n):
+        pick = i % 4
+        if pick in (0, 2):
+            out.append(Kill("submit", rng.randint(1, 12), rng.uniform(0.0, 0.02)))
+        elif pick == 1:
+            out.append(Kill("accepted", rng.randint(1, 12), rng.uniform(0.0, 0.005)))
+        else:
+            out.append(Kill(None, delay=rng.uniform(0.5, 4.0)))
+    return out
+
+
+def _read_new(path: Path, offset: int, needle: bytes) -> tuple[int, int]:
+    """The new offset and the count of ``needle`` in the whole lines past ``offset``."""
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        return 0, 0
+    offset = min(offset, size)  # a torn tail cut on open shortens the file
+    if size == offset:
+        return offset, 0
+    with path.open("rb") as fh:
+        fh.seek(offset)
+        chunk = fh.read(size - offset)
+    cut = chunk.rfind(b"\n") + 1  # whole lines only
+    return offset + cut, chunk[:cut].count(needle)
+
+
+async def _records_seen(path: Path, event: str, count: int, proc: Any) -> None:
+    """Return once ``count`` new ``event`` records were appended to the journal at
+    ``path`` (read incrementally, every 2 ms)."""
+    needle = f'"ev":"{event}"'.encode()
+    offset, _ = _read_new(path, 1 << 62, needle)  # start at the end
+    seen = 0
+    while proc.returncode is None:
+        offset, new = _read_new(path, offset, needle)
+        seen += new
+        if seen >= count:
+            return
+        await asyncio.sleep(0.002)
+
+
+def journal_lines(journal: Path) -> list[str]:
+    if not journal.exists():
+        return []
+    return journal.read_text(encoding="utf-8", errors="replace").splitlines()
+
+
+def cut_rows(lines: Sequence[str], since: int) -> set[int]:
+    """Rows sent at line ``since`` or later whose last journal record is ``submit``: the
+    answer to that sending was not recorded before the run died."""
+    last: dict[int, str] = {}
+    sent: set[int] = set()
+    for number, line in enumerate(lines):
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue  # a torn last line
+        if isinstance(record, dict) and "i" in record:
+            last[int(record["i"])] = str(record.get("ev"))
+            if number >= since and record.get("ev") == "submit":
+                sent.add(int(record["i"]))
+    return {i for i in sent if last[i] == "submit"}
+
+
+async def cli(emu: Emulator, key: str, folder: Path, kill: Kill | None) -> tuple[int | None, bool]:
+    """Run ``asyncclient batch`` once; SIGKILL it at ``kill`` if given.
 
     Returns its exit status and whether it was killed.
     """
     env = dict(os.environ, ASYNCCLIENT_API_KEY=key, ASYNCCLIENT_BASE_URL=emu.url)
     env.pop("ASYNCCLIENT_PLAN", None)
+    journal = folder / "b.journal.jsonl"
     command = [
         sys.executable,
         "-m",
@@ -332,7 +422,7 @@ async def cli(
         "--template",
         TEMPLATE,
         "--journal",
-        str(folder / "b.journal.jsonl"),
+        str(journal),
         "--out",
         str(folder / "b.out.jsonl"),
         "--concurrency",
@@ -347,13 +437,22 @@ async def cli(
         stdout=asyncio.subprocess.DEVNULL,
         stderr=(folder / "b.stderr.txt").open("ab"),
     )
-    limit = RUN_LIMIT if kill_after is None else kill_after
-    try:
-        return await asyncio.wait_for(proc.wait(), limit), False
-    except TimeoutError:
-        proc.send_signal(signal.SIGKILL)
-        await proc.wait()
-        return None, kill_after is not None
+    if kill is None:
+        moment: asyncio.Future[Any] = asyncio.ensure_future(asyncio.sleep(RUN_LIMIT))
+    elif kill.event is None:
+        moment = asyncio.ensure_future(asyncio.sleep(kill.delay))
+    else:
+        moment = asyncio.ensure_future(_records_seen(journal, kill.event, kill.after, proc))
+    ended = asyncio.ensure_future(proc.wait())
+    await asyncio.wait({moment, ended}, return_when=asyncio.FIRST_COMPLETED)
+    if not ended.done() and kill is not None and kill.event is not None:
+        await asyncio.sleep(kill.delay)
+    moment.cancel()
+    if ended.done():
+        return proc.returncode, False
+    proc.send_signal(signal.SIGKILL)
+    await proc.wait()
+    return None, kill is not None
 
 
 def read_out(path: Path) -> dict[int, Reported]:
@@ -378,16 +477,29 @@ async def scenario_b(n: int, rate: float, kills: int, seed: int, folder: Path) -
         add_faults(emu, n, rate, seed)
         started = time.monotonic()
         killed = finished_early = 0
-        for _ in range(kills):
-            _, was_killed = await cli(emu, key, folder, rng.uniform(0.5, 4.0))
+        cut: list[int] = []  # rows cut between submit and answer, kill by kill
+        made_when_cut = 0  # of those, rows the service had made by then
+        for kill in kills_for(kills, rng):
+            since = len(journal_lines(folder / "b.journal.jsonl"))
+            _, was_killed = await cli(emu, key, folder, kill)
             killed += was_killed
             finished_early += not was_killed
+            if was_killed:
+                rows_cut = cut_rows(journal_lines(folder / "b.journal.jsonl"), since)
+                cut.append(len(rows_cut))
+                made = {p.videos[0].name for p in emu.store.projects.values()}
+                made_when_cut += sum(titles[i] in made for i in rows_cut)
         errors = [
             line
             for line in (folder / "b.stderr.txt").read_text(errors="replace").splitlines()
             if line.startswith("error:")
         ]
-        note = f"{killed} SIGKILLs; {finished_early} runs ended before their kill"
+        note = (
+            f"{killed} SIGKILLs ({kills - kills // 4} following the journal); "
+            f"{finished_early} runs ended before their kill; "
+            f"{sum(k > 0 for k in cut)} kills cut {sum(cut)} rows between their submit "
+            f"record and its answer, {made_when_cut} of which the service had made"
+        )
         if errors:
             note += f"; their errors: {'; '.join(sorted(set(errors))[:5])}"
         reported = read_out(folder / "b.out.jsonl")
