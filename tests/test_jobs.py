@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import itertools
 from collections.abc import AsyncIterator
 from typing import Any
@@ -96,6 +97,54 @@ async def test_cancelling_the_waiter_stops_polling_and_leaves_the_video(
     assert api_requests(emu, "/v1/video/") == polls
     emu.advance(1000)
     assert (await client.videos.get(job.video_id or "")).status == "COMPLETED"
+
+
+@pytest.mark.parametrize("mid_read", [False, True], ids=["between-polls", "mid-read"])
+async def test_cancelled_waits_leave_no_task_and_no_unretrieved_error(
+    emu: Emulator, client: AsyncClient, mid_read: bool
+) -> None:
+    """Cancelling waits in any form (``wait()``, ``wait(timeout=)``, ``wait_for(job)``),
+    between polls or while the poller's read is in flight, leaves no task behind and
+    nothing for the loop to report; the jobs can be awaited again afterwards."""
+    loop = asyncio.get_running_loop()
+    reported: list[dict[str, Any]] = []
+    handler = loop.get_exception_handler()
+    loop.set_exception_handler(lambda _loop, context: reported.append(context))
+    try:
+        jobs = [await talking(client, emu) for _ in range(3)]
+        before = asyncio.all_tasks()
+        if mid_read:
+            emu.faults.add("GET /v1/video/list", "latency", latency=0.3, times=1)
+        waits = [
+            asyncio.create_task(jobs[0].wait()),
+            asyncio.create_task(jobs[1].wait(timeout=30)),
+            asyncio.create_task(asyncio.wait_for(jobs[2], 30)),
+        ]
+        if mid_read:
+            for _ in range(200):  # until the slow read has reached the service
+                if emu.counters.faults.get("latency"):
+                    break
+                await asyncio.sleep(0.005)
+            assert emu.counters.faults.get("latency") == 1
+        else:
+            await asyncio.sleep(0.05)
+        for wait in waits:
+            wait.cancel()
+        for wait in waits:
+            with pytest.raises(asyncio.CancelledError):
+                await wait
+        await asyncio.sleep(0.4)  # past the slow read
+        assert client.jobs.poller.watching == 0
+        assert asyncio.all_tasks() - before - set(waits) == set()  # nothing left running
+        del waits, wait
+        gc.collect()
+        await asyncio.sleep(0)
+        assert reported == []  # no "Task exception was never retrieved", nothing else
+        emu.advance(1000)
+        done = await asyncio.wait_for(asyncio.gather(*jobs), 5)
+        assert [v.status for v in done] == ["COMPLETED"] * 3
+    finally:
+        loop.set_exception_handler(handler)
 
 
 async def test_updates_yield_each_change_once(emu: Emulator, client: AsyncClient) -> None:
