@@ -51,6 +51,7 @@ PROCESSING = 60.0  # service seconds a video takes: 0.1 s real
 FAILURE_RATE = 0.05  # of template ("class") videos, seeded
 HOLD = 1.5  # real seconds a held reply waits; scenario A's client gives up after TIMEOUT
 TIMEOUT = 1.0
+JOURNAL_KILL_CAP = 20.0  # real seconds a run waits for its journal-following kill at most
 RUN_LIMIT = 240.0  # real seconds any one run may take before the benchmark gives up on it
 CREDITS = 10**7
 
@@ -441,12 +442,16 @@ async def cli(emu: Emulator, key: str, folder: Path, kill: Kill | None) -> tuple
         moment: asyncio.Future[Any] = asyncio.ensure_future(asyncio.sleep(RUN_LIMIT))
     elif kill.event is None:
         moment = asyncio.ensure_future(asyncio.sleep(kill.delay))
-    else:
-        moment = asyncio.ensure_future(_records_seen(journal, kill.event, kill.after, proc))
+    else:  # a run that sends no more (it is reconciling, or awaiting) is killed anyway
+        moment = asyncio.ensure_future(
+            asyncio.wait_for(_records_seen(journal, kill.event, kill.after, proc), JOURNAL_KILL_CAP)
+        )
     ended = asyncio.ensure_future(proc.wait())
     await asyncio.wait({moment, ended}, return_when=asyncio.FIRST_COMPLETED)
     if not ended.done() and kill is not None and kill.event is not None:
         await asyncio.sleep(kill.delay)
+    if moment.done() and not moment.cancelled():
+        moment.exception()  # a capped wait's TimeoutError: seen, nothing to report
     moment.cancel()
     if ended.done():
         return proc.returncode, False
