@@ -123,8 +123,12 @@ class JobState:
 
     # -- writing (the poller, a notification) ------------------------------------------------
 
-    def take_record(self, video: Video) -> None:
-        """Take in a list-view record of one of the job's videos."""
+    def take_record(self, video: Video) -> bool:
+        """Take in a list-view record of one of the job's videos.
+
+        Returns:
+            Whether the video's status or progress moved (or the job ended).
+        """
         known = self._states.get(video.id)
         if known is None:
             self._order.append(video.id)
@@ -132,22 +136,30 @@ class JobState:
         new = VideoState.of(video.status)
         if not VIDEO.allows(old, new):
             logger.debug("video %s: %s after %s is a stale read; ignored", video.id, new, old)
-            return
+            return False
         after = (new, video.progress)
-        if known != after:
+        moved = known != after
+        if moved:
             self._states[video.id] = after
             self._notify()
         if not self.read_detail and VIDEO.is_terminal(new) and video.id not in self._details:
             self._details[video.id] = _as_detail(video)
             self._finish_if_done()
+        return moved
 
-    def take_detail(self, detail: VideoDetail) -> None:
-        """Take in a detail view; finish the job when every video is finished."""
-        self.take_record(detail)
+    def take_detail(self, detail: VideoDetail) -> bool:
+        """Take in a detail view; finish the job when every video is finished.
+
+        Returns:
+            Whether the video's status or progress moved, or the job ended.
+        """
+        moved = self.take_record(detail)
         state = VideoState.of(detail.status)
         if VIDEO.is_terminal(state) and self._states[detail.id][0] is state:
             self._details[detail.id] = detail
+        was_done = self.done()
         self._finish_if_done()
+        return moved or self.done() != was_done
 
     def fail(self, error: BaseException) -> None:
         """End the job with ``error`` (nothing will tell its outcome), unless it is done."""

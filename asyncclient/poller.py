@@ -54,6 +54,7 @@ logger = logging.getLogger("asyncclient")
 _PAGE = 100
 _EXTRA_PAGES = 2  # pages read beyond what the watched jobs fill, before reading one by one
 _READS_AT_ONCE = 4  # detail reads of one round in flight together
+_PAGES_AT_ONCE = 4  # list pages of one round in flight together
 
 
 class VideoSource(Protocol):
@@ -245,48 +246,57 @@ class Poller:
             await self._clock.sleep(wait)
 
     async def _round(self, jobs: list[JobState]) -> bool:
-        """Read every job once; True when some status or progress moved."""
-        self.stats.rounds += 1
-        self.stats.job_rounds += sum(max(1, len(j.video_ids)) for j in jobs)
-        before = [(j.status, j.progress, len(j.video_ids)) for j in jobs]
-        with_ids = [j for j in jobs if j.video_ids]
-        project_only = [j for j in jobs if not j.video_ids]
-        per_job_cost = sum(len(j.video_ids) for j in with_ids)
-        list_cost = math.ceil(len(jobs) / _PAGE)
-        if project_only or per_job_cost > list_cost:
-            await self._list_round(jobs)
-        else:
-            await self._read(dict.fromkeys((j, v) for j in with_ids for v in j.video_ids))
-        after = [(j.status, j.progress, len(j.video_ids)) for j in jobs]
-        return before != after
+        """Read every job once; True when some status or progress moved.
 
-    async def _list_round(self, jobs: list[JobState]) -> None:
+        What moved is counted as the reads are taken in (O(changed jobs)), not by
+        comparing every job before and after.
+        """
+        self.stats.rounds += 1
+        with_ids = 0
+        project_only = False
+        for job in jobs:
+            ids = len(job.video_ids)
+            with_ids += ids
+            project_only = project_only or not ids
+        self.stats.job_rounds += with_ids + sum(1 for j in jobs if not j.video_ids)
+        list_cost = math.ceil(len(jobs) / _PAGE)
+        if project_only or with_ids > list_cost:
+            return await self._list_round(jobs)
+        return await self._read(dict.fromkeys((j, v) for j in jobs for v in j.video_ids))
+
+    async def _list_round(self, jobs: list[JobState]) -> bool:
         """Find every job in the video list, newest first; read the rest one by one."""
         by_video = {v: job for job in jobs for v in job.video_ids}
         by_project = {job.project_id: job for job in jobs if job.project_id}
         found: set[int] = set()
+        moved = False
 
-        def take(videos: list[Video], offset: int) -> bool:
+        def take(videos: list[Video], offset: int) -> int:
+            nonlocal moved
             for video in videos:
                 job = by_video.get(video.id) or by_project.get(video.project_id or "")
                 if job is not None:
-                    job.take_record(video)
+                    moved = job.take_record(video) or moved
                     found.add(id(job))
                     self._depth[id(job)] = offset
-            return len(found) == len(jobs)
+            return len(jobs) - len(found)
 
         # New jobs are the newest projects; older ones lie where they were last seen.
         deepest = max((self._depth.get(id(j), 0) for j in jobs), default=0)
         most = max(deepest // _PAGE + 1, math.ceil(len(jobs) / _PAGE)) + _EXTRA_PAGES
         await self._pages(most, take)
         unseen = [(j, v) for j in jobs if id(j) not in found for v in j.video_ids]
-        reads = [(j, v) for j in jobs for v in j.needs_detail()] + unseen
-        await self._read(dict.fromkeys(reads))
+        reads = [(j, v) for j in jobs if not j.done() for v in j.needs_detail()] + unseen
+        read_moved = await self._read(dict.fromkeys(reads))
+        return moved or read_moved
 
-    async def _read(self, reads: dict[tuple[JobState, str], None]) -> None:
-        """GET the detail of each (job, video) once, a few at a time."""
+    async def _read(self, reads: dict[tuple[JobState, str], None]) -> bool:
+        """GET the detail of each (job, video) once, a few at a time; True when some
+        status or progress moved."""
+        moved = False
 
         async def read(job: JobState, video_id: str) -> None:
+            nonlocal moved
             if job.done():
                 return
             self.stats.detail_requests += 1
@@ -294,20 +304,50 @@ class Poller:
                 detail = await self.source.get(video_id)
             except NotFoundError as exc:
                 job.fail(exc)
+                moved = True
                 return
-            job.take_detail(detail)
+            moved = job.take_detail(detail) or moved
 
         calls: list[Callable[[], Awaitable[None]]] = [
             functools.partial(read, job, video_id) for job, video_id in reads
         ]
         await run_all(calls, limit=_READS_AT_ONCE)
+        return moved
 
-    async def _pages(self, most: int, take: Callable[[list[Video], int], bool]) -> None:
-        """Read up to ``most`` pages of the unfiltered list until ``take`` says enough."""
-        offset = 0
-        for _ in range(most):
+    async def _pages(self, most: int, take: Callable[[list[Video], int], int]) -> None:
+        """Read up to ``most`` pages of the unfiltered list until ``take`` (which returns
+        how many jobs are still unseen) says none is left.
+
+        The first page is read alone (it tells the list's length). The rest go out in
+        waves, as many together as the unseen jobs need pages at the least (at most
+        ``_PAGES_AT_ONCE``): a round over thousands of jobs takes a few round trips, not
+        one per page, and never reads a page that reading one by one would have spared.
+        """
+        self.stats.list_requests += 1
+        first = await self.source.list_page(limit=_PAGE, offset=0)
+        unseen = take(first.items, 0)
+        if not unseen or not first.items or first.limit >= first.total:
+            return
+        step = first.limit or _PAGE
+        offsets = [k * step for k in range(1, min(most, math.ceil(first.total / step)))]
+        while offsets and unseen:
+            wave = offsets[: max(1, min(_PAGES_AT_ONCE, math.ceil(unseen / step)))]
+            del offsets[: len(wave)]
+            for offset, page in zip(wave, await self._read_pages(wave), strict=True):
+                unseen = take(page.items, offset)
+                if not unseen or not page.items:
+                    return
+
+    async def _read_pages(self, offsets: list[int]) -> list[Page[Video]]:
+        """The pages at ``offsets``, read together."""
+        pages: dict[int, Page[Video]] = {}
+
+        async def read(offset: int) -> None:
             self.stats.list_requests += 1
-            page = await self.source.list_page(limit=_PAGE, offset=offset)
-            if take(page.items, offset) or not page.items or offset + page.limit >= page.total:
-                return
-            offset += page.limit
+            pages[offset] = await self.source.list_page(limit=_PAGE, offset=offset)
+
+        calls: list[Callable[[], Awaitable[None]]] = [
+            functools.partial(read, offset) for offset in offsets
+        ]
+        await run_all(calls, limit=_PAGES_AT_ONCE)
+        return [pages[offset] for offset in offsets]

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import statistics
 import sys
 from pathlib import Path
 
@@ -43,7 +44,11 @@ async def make_jobs(emu: Emulator, client: AsyncClient, n: int) -> list[VideoJob
     return list(await asyncio.gather(*(one(i) for i in range(n))))
 
 
-async def shared_poller(n: int, scale: float, detail: bool = True) -> tuple[int, int, int]:
+async def shared_poller(
+    n: int, scale: float, detail: bool = True
+) -> tuple[int, int, int, list[float]]:
+    """Requests, rounds, per-job-equivalent requests, and each job's detection delay: the
+    service seconds from its video finishing to the job knowing, in poll intervals."""
     interval = INTERVAL / scale
     async with Emulator(time_scale=scale, seed=1, processing_seconds=120, jitter=0.25) as emu:
         key = emu.add_team(credits=10**7, per_minute=6_000_000, burst=100_000)
@@ -51,11 +56,19 @@ async def shared_poller(n: int, scale: float, detail: bool = True) -> tuple[int,
         async with AsyncClient(key, base_url=emu.url, plan=UNLIMITED, polling=steady) as client:
             poller = client.jobs.poller
             jobs = await make_jobs(emu, client, n)
+            known: dict[str, float] = {}
+
+            async def wait(job: VideoJob) -> None:
+                await job.wait()
+                known[job.video_id or ""] = emu.now()
+
             for job in jobs:
                 job.read_detail = detail
-            await asyncio.gather(*(job.wait() for job in jobs))
+            await asyncio.gather(*(wait(job) for job in jobs))
+            done_at = {v.id: v.done_at for p in emu.store.projects.values() for v in p.videos}
+            delays = [(known[v] - done_at[v]) / INTERVAL for v in known]
             stats = poller.stats
-            return stats.requests, stats.rounds, stats.job_rounds
+            return stats.requests, stats.rounds, stats.job_rounds, delays
 
 
 async def per_job_polling(n: int, scale: float) -> tuple[int, int]:
@@ -80,6 +93,9 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sizes", type=int, nargs="+", default=[10, 100, 1000])
     parser.add_argument("--scale", type=float, default=20.0)
+    parser.add_argument(
+        "--real-up-to", type=int, default=1000, help="run per-job polling up to this size"
+    )
     opts = parser.parse_args()
     print(
         f"videos take 90-150 service seconds, rounds every {INTERVAL:g} service seconds; "
@@ -88,17 +104,20 @@ async def main() -> None:
     print()
     print(
         "| pending | rounds | per-job, same rounds | shared poller | ratio "
-        "| list record only (batches) | per-job run for real (rounds) |"
+        "| list record only (batches) | per-job run for real (rounds) "
+        "| detection delay, intervals (median / worst) |"
     )
-    print("|--------:|-------:|---------------------:|--------------:|------:|------:|------:|")
+    print("|--------:|-------:|---------------------:|--------------:|------:|------:|------:|---|")
     for n in opts.sizes:
-        ours, rounds, same_rounds = await shared_poller(n, opts.scale)
-        listed, _, _ = await shared_poller(n, opts.scale, detail=False)
-        real, real_rounds = await per_job_polling(n, opts.scale)
+        ours, rounds, same_rounds, delays = await shared_poller(n, opts.scale)
+        listed, _, _, _ = await shared_poller(n, opts.scale, detail=False)
+        real, real_rounds = await per_job_polling(n, opts.scale) if n <= opts.real_up_to else (0, 0)
+        real_text = f"{real / n:.2f} req/job ({real_rounds})" if real else "not run"
         print(
             f"| {n:>7} | {rounds:>6} | {same_rounds / n:>14.2f} req/job "
             f"| {ours / n:>7.3f} req/job | {ours / same_rounds:>5.1%} "
-            f"| {listed / n:.3f} req/job | {real / n:.2f} req/job ({real_rounds}) |"
+            f"| {listed / n:.3f} req/job | {real_text} "
+            f"| {statistics.median(delays):.2f} / {max(delays):.2f} |"
         )
 
 

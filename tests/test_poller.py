@@ -52,6 +52,8 @@ class FakeVideos:
         self.get_errors: dict[str, APIError] = {}
         self.list_error: APIError | None = None
         self.hold: dict[str, asyncio.Event] = {}  # "get"/"list" reads wait for their event
+        self.lists_in_flight = 0
+        self.most_lists_in_flight = 0
 
     def add(self, vid: str, project: str, *, progress: int = 0, listed: bool = True) -> None:
         if project not in self.videos:
@@ -91,7 +93,12 @@ class FakeVideos:
 
     async def list_page(self, *, limit: int = 100, offset: int = 0) -> Page[Video]:
         self.pages.append(offset)
-        await self._pause("list")
+        self.lists_in_flight += 1
+        self.most_lists_in_flight = max(self.most_lists_in_flight, self.lists_in_flight)
+        try:
+            await self._pause("list")
+        finally:
+            self.lists_in_flight -= 1
         if self.list_error is not None:
             raise self.list_error
         listed = [p for p in self.projects if p not in self.unlisted]
@@ -194,6 +201,23 @@ async def test_many_jobs_are_read_through_list_pages(
     assert rig.rounds[:2] == [(pages, []), (pages, [])]
     assert all(job.progress == 0 for job in jobs)
     assert rig.poller.stats.job_rounds >= 2 * watched
+
+
+async def test_the_pages_of_a_large_round_are_read_together_and_none_extra(rig: Rig) -> None:
+    """1,000 watched jobs below 150 newer projects: eleven pages hold them. After the first
+    page the round reads them in waves of up to four at once, and reads exactly the pages
+    a page-by-page scan would have read (the last wave is sized by the jobs unseen)."""
+    for i in range(1300):  # v1299 is the newest
+        rig.source.add(f"v{i}", f"p{i}")
+    watched = range(1149, 149, -1)  # below the 150 newest, 1,000 of them
+    jobs = [rig.job(f"v{i}", f"p{i}") for i in watched]
+    for job in jobs:
+        rig.poller.watch(job)
+    await rig.until(lambda: len(rig.rounds) >= 1)
+    pages, gets = rig.rounds[0]
+    assert sorted(pages) == [k * 100 for k in range(12)] and gets == []
+    assert pages[0] == 0  # the first page alone tells the list's length
+    assert 1 < rig.source.most_lists_in_flight <= 4
 
 
 async def test_a_project_only_job_is_found_by_project_id(rig: Rig) -> None:
