@@ -35,6 +35,7 @@ import attrs
 from attrs import frozen
 
 from asyncclient._clock import SYSTEM_CLOCK, Clock
+from asyncclient._gate import Gate
 from asyncclient._tasks import run_all
 from asyncclient._tracking import JobState
 from asyncclient.errors import (
@@ -137,6 +138,8 @@ class Poller:
         limiter: The client's limiter; its rate sizes polling's share.
         policy: When to poll.
         clock: Sleeps between rounds.
+        gate: Work that polling yields to: each read waits its :meth:`~Gate.turn` (the
+            client's creations hold it while they wait for a token).
     """
 
     def __init__(
@@ -146,8 +149,10 @@ class Poller:
         limiter: _HasRate,
         policy: PollPolicy | None = None,
         clock: Clock = SYSTEM_CLOCK,
+        gate: Gate | None = None,
     ) -> None:
         self.source = source
+        self.gate = gate or Gate()
         self.policy = policy or PollPolicy()
         self._limiter = limiter
         self._clock = clock
@@ -299,6 +304,9 @@ class Poller:
             nonlocal moved
             if job.done():
                 return
+            await self.gate.turn()
+            if job.done():
+                return
             self.stats.detail_requests += 1
             try:
                 detail = await self.source.get(video_id)
@@ -323,6 +331,7 @@ class Poller:
         ``_PAGES_AT_ONCE``): a round over thousands of jobs takes a few round trips, not
         one per page, and never reads a page that reading one by one would have spared.
         """
+        await self.gate.turn()
         self.stats.list_requests += 1
         first = await self.source.list_page(limit=_PAGE, offset=0)
         unseen = take(first.items, 0)
@@ -343,6 +352,7 @@ class Poller:
         pages: dict[int, Page[Video]] = {}
 
         async def read(offset: int) -> None:
+            await self.gate.turn()
             self.stats.list_requests += 1
             pages[offset] = await self.source.list_page(limit=_PAGE, offset=offset)
 

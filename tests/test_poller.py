@@ -17,6 +17,7 @@ import pytest
 import pytest_asyncio
 
 from asyncclient import AsyncClient, RateLimit, VideoJob
+from asyncclient._gate import Gate
 from asyncclient._tracking import JobState
 from asyncclient.emulator import Emulator
 from asyncclient.errors import (
@@ -218,6 +219,42 @@ async def test_the_pages_of_a_large_round_are_read_together_and_none_extra(rig: 
     assert sorted(pages) == [k * 100 for k in range(12)] and gets == []
     assert pages[0] == 0  # the first page alone tells the list's length
     assert 1 < rig.source.most_lists_in_flight <= 4
+
+
+async def test_polling_waits_while_a_creation_waits_for_a_token(rig: Rig) -> None:
+    """Submissions first: while the gate is held (a creation waits for its token), the
+    poller sends nothing; once it is released, the round goes on."""
+    rig.source.add("v1", "p1")
+    job = rig.job("v1", "p1")
+    with rig.poller.gate.foreground():
+        rig.poller.watch(job)
+        for _ in range(50):
+            await asyncio.sleep(0)
+        assert rig.source.gets == [] and rig.source.pages == []
+        assert rig.poller.stats.requests == 0
+    await rig.until(lambda: rig.source.gets == ["v1"])
+
+
+async def test_a_gate_lets_background_work_through_only_when_nobody_waits() -> None:
+    gate = Gate()
+    await asyncio.wait_for(gate.turn(), 1)  # nobody waits: at once
+    order: list[str] = []
+
+    async def background() -> None:
+        await gate.turn()
+        order.append("background")
+
+    with gate.foreground():
+        with gate.foreground():
+            task = asyncio.ensure_future(background())
+            await asyncio.sleep(0)
+            order.append("first done")
+        await asyncio.sleep(0)
+        assert not task.done()  # one still waits
+        order.append("second done")
+    await asyncio.wait_for(task, 1)
+    assert order == ["first done", "second done", "background"]
+    assert gate.waiting == 0
 
 
 async def test_a_project_only_job_is_found_by_project_id(rig: Rig) -> None:
