@@ -62,7 +62,7 @@ class JobState:
         self._details: dict[str, VideoDetail] = {}
         self._result: VideoDetail | None = None
         self._error: BaseException | None = None
-        self._changed: asyncio.Event | None = None
+        self._changed: list[asyncio.Future[None]] | None = None
         self._created_status = VideoState.of(status)
         if video_id is not None:
             self._order.append(video_id)
@@ -117,9 +117,30 @@ class JobState:
 
     async def changed(self) -> None:
         """Wait for the next change of any video's status or progress, or the outcome."""
+        waiter = self.waiter()
+        try:
+            await waiter
+        finally:
+            self.forget(waiter)
+
+    def waiter(self) -> asyncio.Future[None]:
+        """A future of its own that the next change resolves; :meth:`forget` it after.
+
+        A bare future per waiter: an ``asyncio.Event`` (or a coroutine around the wait)
+        would cost an awaited job several hundred bytes more (``benchmarks/memory.py``).
+        """
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         if self._changed is None:
-            self._changed = asyncio.Event()
-        await self._changed.wait()
+            self._changed = [waiter]
+        else:
+            self._changed.append(waiter)
+        return waiter
+
+    def forget(self, waiter: asyncio.Future[None]) -> None:
+        """Drop a waiter that stopped waiting (cancelled) before the change came."""
+        waiting = self._changed
+        if waiting is not None and waiter in waiting:
+            waiting.remove(waiter)
 
     # -- writing (the poller, a notification) ------------------------------------------------
 
@@ -168,9 +189,11 @@ class JobState:
             self._notify()
 
     def _notify(self) -> None:
-        if self._changed is not None:
-            self._changed.set()
-            self._changed = None
+        waiting, self._changed = self._changed, None
+        if waiting is not None:
+            for waiter in waiting:
+                if not waiter.done():
+                    waiter.set_result(None)
 
     def _finish_if_done(self) -> None:
         if self.done() or not self._order or self.needs_detail():

@@ -41,8 +41,23 @@ DEFAULT_WAIT_TIMEOUT = 3600.0
 # A waiting job's deadline is a cancel scope: the standard library's on Python 3.11+,
 # which costs about 1.9 KB less per waiting job than anyio's (benchmarks/memory.py),
 # and anyio's on 3.10, which has none.
-_deadline: Callable[[float | None], AbstractAsyncContextManager[Any]] | None = getattr(
-    asyncio, "timeout", None
+class _FailAfter:
+    """anyio's ``fail_after`` as an async context manager (Python 3.10)."""
+
+    __slots__ = ("_scope",)
+
+    def __init__(self, delay: float | None) -> None:
+        self._scope = anyio.fail_after(delay)
+
+    async def __aenter__(self) -> None:
+        self._scope.__enter__()
+
+    async def __aexit__(self, *exc: Any) -> bool | None:
+        return self._scope.__exit__(*exc)
+
+
+_deadline: Callable[[float | None], AbstractAsyncContextManager[Any]] = getattr(
+    asyncio, "timeout", _FailAfter
 )
 
 
@@ -194,27 +209,31 @@ class VideoJob:
         """
         if self.done():
             return self.result()
-        async with self._watched():
-            try:
-                if _deadline is not None:
-                    async with _deadline(timeout):
-                        await self._until_done()
-                else:  # pragma: no cover (Python 3.10)
-                    with anyio.fail_after(timeout):
-                        await self._until_done()
-            except TimeoutError:
-                raise JobTimeoutError(
-                    video_id=self.video_id,
-                    project_id=self.project_id,
-                    status=self.status,
-                    progress=self.progress,
-                    timeout=float(timeout or 0),
-                ) from None
+        state = self.state
+        self._waiters += 1
+        if self._waiters == 1:
+            self._poller.watch(state)
+        try:
+            async with _deadline(timeout):
+                while not self.done():
+                    waiter = state.waiter()  # awaited bare: no coroutine frame per job
+                    try:
+                        await waiter
+                    finally:
+                        state.forget(waiter)
+        except TimeoutError:
+            raise JobTimeoutError(
+                video_id=self.video_id,
+                project_id=self.project_id,
+                status=self.status,
+                progress=self.progress,
+                timeout=float(timeout or 0),
+            ) from None
+        finally:
+            self._waiters -= 1
+            if self._waiters == 0:
+                self._poller.unwatch(state)
         return self.result()
-
-    async def _until_done(self) -> None:
-        while not self.done():
-            await self.state.changed()
 
     async def updates(self) -> AsyncIterator[JobUpdate]:
         """Yield each change of status or progress once, until the job is done.
@@ -255,6 +274,8 @@ class VideoJob:
 
 class _Watch:
     """Registers a waiter with the poller for the span of an ``async with``."""
+
+    __slots__ = ("_job",)
 
     def __init__(self, job: VideoJob) -> None:
         self._job = job
