@@ -21,6 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from asyncclient import AsyncClient, BatchProgress, Plan
 from asyncclient.emulator import Emulator
+from benchmarks._report import Figure
 
 PROCESSING = 90.0  # service seconds a template video takes (no jitter)
 
@@ -57,6 +58,39 @@ async def run(n: int, plan: Plan, scale: float, spacing: float) -> dict[str, flo
             "429": emu.counters.rate_limited,
             "requests": client.stats.requests,
         }
+
+
+def bound(n: int, plan: Plan, spacing: float) -> float:
+    """The least time, in service seconds, the plan lets ``n`` submissions take."""
+    limit = plan.rate_limit
+    return max((n - 1) * spacing, max(0.0, (n - limit.burst) / limit.per_second))
+
+
+async def figures(quick: bool = False, repeats: int = 3) -> list[Figure]:
+    """Bound / time of the submissions (goal >= 0.98 with 0 x 429), Free plan."""
+    n = 30 if quick else 100
+    plan = Plan.FREE
+    ratios, makespans, limited = [], [], 0
+    for _ in range(1 if quick else repeats):
+        r = await run(n, plan, 60.0, 1.0)
+        least = bound(n, plan, 1.0)
+        ratios.append(least / r["submit"] if r["submit"] else float("nan"))
+        makespans.append((least + PROCESSING) / r["total"])
+        limited += int(r["429"])
+    return [
+        Figure(
+            name=f"batch submissions: the plan's bound / their time ({n} rows, Free plan)",
+            values=ratios,
+            goal=">= 0.98",
+            baseline=f"the plan's own bound, (rows - burst) / rate; {limited} x 429 in all",
+        ),
+        Figure(
+            name="batch makespan: bound + one video's processing / the makespan",
+            values=makespans,
+            goal="-",
+            baseline="the plan's bound for the submissions plus one video's processing",
+        ),
+    ]
 
 
 async def main() -> None:

@@ -23,6 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from asyncclient import Page, Plan, TokenBucket, Video, VideoDetail
 from asyncclient.jobs import Jobs
 from asyncclient.poller import Poller
+from benchmarks._report import Figure
 
 
 def heap() -> int:
@@ -71,6 +72,35 @@ async def jobs(n: int) -> tuple[int, int]:
     await asyncio.gather(*waiting, return_exceptions=True)
     await poller.aclose()
     return objects, total
+
+
+async def figures(quick: bool = False, repeats: int = 3) -> list[Figure]:
+    """Bytes per awaited job (goal <= 2048 at 10,000 jobs), and over the floor."""
+    n = 2_000 if quick else 10_000
+    per_job, over_floor = [], []
+    tracemalloc.start()
+    try:
+        for _ in range(1 if quick else repeats):
+            floor = await bare_tasks(n)
+            _, total = await jobs(n)
+            per_job.append(total / n)
+            over_floor.append(total / floor)
+    finally:
+        tracemalloc.stop()
+    return [
+        Figure(
+            name=f"bytes per awaited VideoJob ({n:,} jobs, its awaiting task included)",
+            values=per_job,
+            goal="<= 2048",
+            baseline="absolute bytes (tracemalloc), not a ratio",
+        ),
+        Figure(
+            name="awaited VideoJob / a bare task waiting on an Event",
+            values=over_floor,
+            goal="-",
+            baseline="the least any awaitable-per-job design holds, measured in the same run",
+        ),
+    ]
 
 
 async def main() -> None:
