@@ -1,19 +1,18 @@
 """asyncclient: the asyncio-first SDK for the video-generation service.
 
 Start with :class:`AsyncClient`; every model, enum and error is importable from here.
+
+``import asyncclient`` loads what a first request uses (the client, its request path,
+the errors); the models, batches and the rest load when first named (PEP 562), so
+``from asyncclient import Batch`` works as before, only later.
 """
+
+import importlib
+from typing import TYPE_CHECKING
 
 from asyncclient._clock import Clock, SystemClock
 from asyncclient._transport import Timeouts
 from asyncclient._version import __version__
-from asyncclient.batch import (
-    Batch,
-    BatchOptions,
-    BatchProgress,
-    BatchSettings,
-    RowOutcome,
-    RowResult,
-)
 from asyncclient.client import AsyncClient
 from asyncclient.errors import (
     AmbiguousCreationError,
@@ -34,93 +33,135 @@ from asyncclient.errors import (
     VideoFailedError,
 )
 from asyncclient.jobs import JobUpdate, VideoJob
-from asyncclient.models import (
-    AccountAnalytics,
-    AccountStats,
-    AddCaptionsRequest,
-    AdSettings,
-    AnalyzeAccountRequest,
-    AnalyzedAccount,
-    AspectRatio,
-    Audio,
-    AvatarBox,
-    AvatarScene,
-    BRollType,
-    Caption,
-    CaptionPreset,
-    CreatedProject,
-    CreationRequest,
-    Creator,
-    FrameModel,
-    GameplaySettings,
-    HookDemoRequest,
-    Integration,
-    IntegrationAccount,
-    KeywordsStatus,
-    LipsyncModel,
-    MediaType,
-    Niche,
-    Page,
-    Pagination,
-    PictureInPictureScene,
-    Platform,
-    PlatformData,
-    Point,
-    PostPlatformData,
-    PostVideo,
-    PresetSettings,
-    ProductAdSettings,
-    ProductAdsRequest,
-    ProjectType,
-    Scene,
-    ScenesRequest,
-    ScheduledPost,
-    ScheduledPostCreated,
-    ScheduleRequest,
-    ScheduleStatus,
-    ScriptToVideoRequest,
-    ScrollMode,
-    Search,
-    SearchAnalytics,
-    SearchCreated,
-    SearchRequest,
-    SocialMusic,
-    SocialPlatform,
-    SocialVideo,
-    SocialVideoStats,
-    StartEndFrameScene,
-    TalkingAvatarRequest,
-    Template,
-    TemplateAvatar,
-    TemplateCaptionBox,
-    TemplateCaptionSettings,
-    TemplateDetail,
-    TemplateGenerationRequest,
-    TemplateScene,
-    TemplateSceneInfo,
-    TemplateVariable,
-    TemplateVariableInfo,
-    TemplateVariableType,
-    TemplateVideoSettings,
-    TextAlignment,
-    TextPreset,
-    TextSettings,
-    UGCAdsRequest,
-    UGCLanguage,
-    UGCVideoRequest,
-    Video,
-    VideoCaptionSettings,
-    VideoDetail,
-    VideoListStatus,
-    VideoScene,
-    VideoSettings,
-    VideoStatus,
-    VisualPreset,
-)
 from asyncclient.poller import PollPolicy
 from asyncclient.ratelimit import Limiter, Plan, RateLimit, TokenBucket
-from asyncclient.resources import AsyncPager, NicheVideosPage
+from asyncclient.resources._base import AsyncPager
 from asyncclient.retry import RetryPolicy
+
+if TYPE_CHECKING:  # what the names below resolve to, for type checkers and IDEs
+    from asyncclient.batch import (
+        Batch,
+        BatchOptions,
+        BatchProgress,
+        BatchSettings,
+        RowOutcome,
+        RowResult,
+    )
+    from asyncclient.models import (
+        AccountAnalytics,
+        AccountStats,
+        AddCaptionsRequest,
+        AdSettings,
+        AnalyzeAccountRequest,
+        AnalyzedAccount,
+        AspectRatio,
+        Audio,
+        AvatarBox,
+        AvatarScene,
+        BRollType,
+        Caption,
+        CaptionPreset,
+        CreatedProject,
+        CreationRequest,
+        Creator,
+        FrameModel,
+        GameplaySettings,
+        HookDemoRequest,
+        Integration,
+        IntegrationAccount,
+        KeywordsStatus,
+        LipsyncModel,
+        MediaType,
+        Niche,
+        Page,
+        Pagination,
+        PictureInPictureScene,
+        Platform,
+        PlatformData,
+        Point,
+        PostPlatformData,
+        PostVideo,
+        PresetSettings,
+        ProductAdSettings,
+        ProductAdsRequest,
+        ProjectType,
+        Scene,
+        ScenesRequest,
+        ScheduledPost,
+        ScheduledPostCreated,
+        ScheduleRequest,
+        ScheduleStatus,
+        ScriptToVideoRequest,
+        ScrollMode,
+        Search,
+        SearchAnalytics,
+        SearchCreated,
+        SearchRequest,
+        SocialMusic,
+        SocialPlatform,
+        SocialVideo,
+        SocialVideoStats,
+        StartEndFrameScene,
+        TalkingAvatarRequest,
+        Template,
+        TemplateAvatar,
+        TemplateCaptionBox,
+        TemplateCaptionSettings,
+        TemplateDetail,
+        TemplateGenerationRequest,
+        TemplateScene,
+        TemplateSceneInfo,
+        TemplateVariable,
+        TemplateVariableInfo,
+        TemplateVariableType,
+        TemplateVideoSettings,
+        TextAlignment,
+        TextPreset,
+        TextSettings,
+        UGCAdsRequest,
+        UGCLanguage,
+        UGCVideoRequest,
+        Video,
+        VideoCaptionSettings,
+        VideoDetail,
+        VideoListStatus,
+        VideoScene,
+        VideoSettings,
+        VideoStatus,
+        VisualPreset,
+    )
+    from asyncclient.resources.social import NicheVideosPage
+
+_MODULE_OF = {
+    "Batch": "asyncclient.batch",
+    "BatchOptions": "asyncclient.batch",
+    "BatchProgress": "asyncclient.batch",
+    "BatchSettings": "asyncclient.batch",
+    "NicheVideosPage": "asyncclient.resources.social",
+    "RowOutcome": "asyncclient.batch",
+    "RowResult": "asyncclient.batch",
+}
+"""Where a lazily loaded name comes from: these, and ``asyncclient.models`` for the rest."""
+
+
+def _load(name: str) -> object:
+    """Load a name of ``__all__`` not imported above on first use, then keep it."""
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module = importlib.import_module(_MODULE_OF.get(name, "asyncclient.models"))
+    value = getattr(module, name)
+    globals()[name] = value
+    return value
+
+
+def _names() -> list[str]:
+    return sorted({*globals(), *__all__})
+
+
+if not TYPE_CHECKING:  # hidden from type checkers, which see the imports above instead
+    __getattr__ = _load  # PEP 562
+    __dir__ = _names
+
 
 __all__ = [
     "APIConnectionError",
@@ -242,3 +283,6 @@ __all__ = [
     "VisualPreset",
     "__version__",
 ]
+
+_LAZY = frozenset(__all__) - frozenset(globals())
+"""The names ``__getattr__`` loads: those of ``__all__`` not imported above."""

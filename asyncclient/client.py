@@ -8,6 +8,7 @@ what it uses as arguments; only this module knows them all.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import os
 import ssl
@@ -18,24 +19,25 @@ from urllib.parse import urlsplit
 
 from asyncclient._caller import Caller, ClientStats
 from asyncclient._clock import SYSTEM_CLOCK, Clock
-from asyncclient._rows import BatchOptions
 from asyncclient._transport import AiohttpTransport, ClientSession, Timeouts
 from asyncclient._version import __version__
-from asyncclient.batch import Batch, request_batch
 from asyncclient.jobs import Jobs
-from asyncclient.models.requests import CreationRequest
 from asyncclient.poller import Poller, PollPolicy
 from asyncclient.ratelimit import Limiter, Plan, RateLimit, TokenBucket, resolve_rate_limit
-from asyncclient.resources.integrations import Integrations
-from asyncclient.resources.projects import Projects
-from asyncclient.resources.schedule import Schedule
-from asyncclient.resources.social import Social
-from asyncclient.resources.templates import Templates
 from asyncclient.resources.videos import Videos
 from asyncclient.retry import RetryPolicy
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
+
+    from asyncclient._rows import BatchOptions
+    from asyncclient.batch import Batch
+    from asyncclient.models.requests import CreationRequest
+    from asyncclient.resources.integrations import Integrations
+    from asyncclient.resources.projects import Projects
+    from asyncclient.resources.schedule import Schedule
+    from asyncclient.resources.social import Social
+    from asyncclient.resources.templates import Templates
 
 __all__ = ["ENV_API_KEY", "ENV_BASE_URL", "AsyncClient", "ClientStats"]
 
@@ -157,25 +159,50 @@ class AsyncClient:
         self._compose(polling)
 
     def _compose(self, polling: PollPolicy | None) -> None:
-        """Build the resources and the jobs on the caller: each gets what it uses."""
+        """Build what reading and awaiting videos needs; the rest is built on first use."""
         caller = self._caller
         self.videos = Videos(caller, files=self._transport)
         """Read and list videos (spec 4.10, 4.11)."""
         poller = Poller(self.videos, limiter=caller.limiter, policy=polling, clock=self._clock)
         self.jobs = Jobs(poller)
         """Rebuild jobs from stored ids; the shared poller (``client.jobs.poller``)."""
-        self.projects = Projects(caller, jobs=self.jobs, videos=self.videos)
+
+    @functools.cached_property
+    def projects(self) -> Projects:
         """Create videos in the nine formats (spec 4.1 to 4.9)."""
-        self.templates = Templates(
-            caller, submitter=self.projects, jobs=self.jobs, clock=self._clock
-        )
+        from asyncclient.resources.projects import Projects
+
+        return Projects(self._caller, jobs=self.jobs, videos=self.videos)
+
+    @functools.cached_property
+    def templates(self) -> Templates:
         """List and read templates (spec 4.19, 4.20)."""
-        self.integrations = Integrations(caller)
+        from asyncclient.resources.templates import Templates
+
+        return Templates(
+            self._caller, submitter=self.projects, jobs=self.jobs, clock=self._clock
+        )
+
+    @functools.cached_property
+    def integrations(self) -> Integrations:
         """Connected social-platform accounts (spec 4.14)."""
-        self.schedule = Schedule(caller, integrations=self.integrations)
+        from asyncclient.resources.integrations import Integrations
+
+        return Integrations(self._caller)
+
+    @functools.cached_property
+    def schedule(self) -> Schedule:
         """Schedule posts to social platforms (spec 4.12, 4.13)."""
-        self.social = Social(caller)
+        from asyncclient.resources.schedule import Schedule
+
+        return Schedule(self._caller, integrations=self.integrations)
+
+    @functools.cached_property
+    def social(self) -> Social:
         """Social research (spec 4.15 to 4.18)."""
+        from asyncclient.resources.social import Social
+
+        return Social(self._caller)
 
     def __repr__(self) -> str:
         return f"<AsyncClient {self._base_url}>"
@@ -233,6 +260,8 @@ class AsyncClient:
         Returns:
             A :class:`Batch`; ``await`` it or ``async for`` it.
         """
+        from asyncclient.batch import request_batch  # the batch machinery loads on first use
+
         return request_batch(
             list(requests), submitter=self.projects, jobs=self.jobs, clock=self._clock, **options
         )

@@ -7,7 +7,10 @@ under ``TYPE_CHECKING`` and inside functions too (they are the same dependency).
 from __future__ import annotations
 
 import ast
+import json
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -125,3 +128,84 @@ def test_the_core_paces_only_through_the_injected_clock() -> None:
         if not TIME_OWNERS.match(name) and CORE_TIME.search(code):
             readers.append(name)
     assert readers == [], "these read the real clock; take a Clock instead"
+
+
+# What ``import asyncclient`` (and creating a client) must not load: what a first request
+# does not need. Each loads when first used (issue "Speed").
+ON_DEMAND = (
+    "asyncclient._budget",
+    "asyncclient._cli_batch",
+    "asyncclient._cli_resources",
+    "asyncclient._download",
+    "asyncclient._journal",
+    "asyncclient._prepared",
+    "asyncclient._progress",
+    "asyncclient._rows",
+    "asyncclient._settle",
+    "asyncclient._template_rows",
+    "asyncclient._webhook_events",
+    "asyncclient.batch",
+    "asyncclient.cli",
+    "asyncclient.emulator",
+    "asyncclient.ratelimit_redis",
+    "asyncclient.resources.integrations",
+    "asyncclient.resources.projects",
+    "asyncclient.resources.schedule",
+    "asyncclient.resources.social",
+    "asyncclient.resources.templates",
+    "asyncclient.validation._creation",
+    "asyncclient.validation._schedule_social",
+    "asyncclient.validation._template",
+    "asyncclient.webhooks",
+    "aiohttp.web",
+    "redis",
+)
+
+
+def loaded_in_a_fresh_interpreter(code: str) -> set[str]:
+    """The modules in ``sys.modules`` after ``code`` runs in a new interpreter."""
+    script = f"import json, sys\n{code}\nprint(json.dumps(sorted(sys.modules)))"
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=PACKAGE.parent,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return set(json.loads(done.stdout))
+
+
+def on_demand_among(loaded: set[str]) -> list[str]:
+    return sorted(m for m in loaded if any(m == d or m.startswith(d + ".") for d in ON_DEMAND))
+
+
+def test_importing_the_package_loads_only_what_a_first_request_needs() -> None:
+    loaded = loaded_in_a_fresh_interpreter("import asyncclient")
+    assert {"asyncclient.client", "asyncclient._transport", "aiohttp"} <= loaded
+    assert on_demand_among(loaded) == []
+
+
+def test_creating_a_client_loads_nothing_more_than_reading_a_video_needs() -> None:
+    loaded = loaded_in_a_fresh_interpreter(
+        "import asyncclient\n"
+        "client = asyncclient.AsyncClient(api_key='k', base_url='http://127.0.0.1:1')\n"
+        "client.videos, client.jobs"
+    )
+    assert on_demand_among(loaded) == []
+
+
+def test_what_is_left_for_later_loads_when_first_used() -> None:
+    loaded = loaded_in_a_fresh_interpreter(
+        "import asyncclient\n"
+        "client = asyncclient.AsyncClient(api_key='k', base_url='http://127.0.0.1:1')\n"
+        "client.templates, client.schedule, client.social, asyncclient.Batch"
+    )
+    assert {
+        "asyncclient.batch",
+        "asyncclient.resources.projects",
+        "asyncclient.resources.templates",
+        "asyncclient.resources.schedule",
+        "asyncclient.resources.integrations",
+        "asyncclient.resources.social",
+    } <= loaded
+    assert not any(m.startswith("asyncclient.emulator") for m in loaded)

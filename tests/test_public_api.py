@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import ast
+import importlib
 import inspect
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
 
 import asyncclient
 import asyncclient.models
+import asyncclient.resources
 
 FIXED = {
     "AsyncClient",
@@ -80,3 +88,44 @@ def test_fixed_client_namespaces_and_methods() -> None:
         ns = getattr(client, namespace)
         for method in methods:
             assert callable(getattr(ns, method)), f"{namespace}.{method}"
+
+
+def _names_imported_by_the_package() -> dict[str, str]:
+    """Name -> module of every ``from X import name`` in ``asyncclient/__init__.py``,
+    those under ``TYPE_CHECKING`` (the lazily loaded names) included."""
+    tree = ast.parse(Path(asyncclient.__file__).read_text(encoding="utf-8"))
+    return {
+        alias.asname or alias.name: str(node.module)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("asyncclient")
+        for alias in node.names
+    }
+
+
+def test_every_name_resolves_to_what_type_checkers_are_told() -> None:
+    imported = _names_imported_by_the_package()
+    assert set(imported) == set(asyncclient.__all__)
+    for name, module in imported.items():
+        assert getattr(asyncclient, name) is getattr(importlib.import_module(module), name), name
+
+
+def test_lazy_names_are_listed_by_dir_and_unknown_names_raise() -> None:
+    assert set(dir(asyncclient)) >= set(asyncclient.__all__)
+    with pytest.raises(AttributeError, match="NoSuchName"):
+        asyncclient.NoSuchName  # noqa: B018
+    with pytest.raises(ImportError):
+        from asyncclient import NoSuchName  # noqa: F401
+    assert set(dir(asyncclient.resources)) >= set(asyncclient.resources.__all__)
+    for name in asyncclient.resources.__all__:
+        assert getattr(asyncclient.resources, name).__name__ == name
+
+
+def test_every_name_resolves_in_a_fresh_interpreter() -> None:
+    code = (
+        "import asyncclient\n"
+        "missing = [n for n in asyncclient.__all__ if not hasattr(asyncclient, n)]\n"
+        "assert not missing, missing\n"
+        "from asyncclient import *\n"
+        "assert all(n in dir(asyncclient) for n in asyncclient.__all__)\n"
+    )
+    subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).parents[1], check=True)

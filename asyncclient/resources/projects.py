@@ -7,10 +7,9 @@ problems), and sends it. :meth:`Projects.create` sends any prepared request.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from asyncclient._caller import Caller
-from asyncclient._prepared import PreparedCreation, prepare_creation
 from asyncclient.errors import AmbiguousCreationError
 from asyncclient.jobs import Jobs, VideoJob
 from asyncclient.models.common import (
@@ -41,6 +40,9 @@ from asyncclient.resources._base import Resource
 from asyncclient.resources._creation import created_from_envelope, find_created
 from asyncclient.resources.videos import Videos
 
+if TYPE_CHECKING:
+    from asyncclient._prepared import PreparedCreation
+
 __all__ = ["Projects"]
 
 Metadata = dict[str, Any]
@@ -68,6 +70,8 @@ class Projects(Resource):
             InsufficientCreditsError: The balance does not cover it.
             AmbiguousCreationError: It may or may not have been created (not resent).
         """
+        from asyncclient._prepared import prepare_creation  # the rules load on first use
+
         return await self.submit(prepare_creation(request))
 
     async def submit(self, prepared: PreparedCreation) -> VideoJob:

@@ -11,9 +11,6 @@ from typing import TYPE_CHECKING, Any
 
 from asyncclient._caller import Caller
 from asyncclient._clock import SYSTEM_CLOCK, Clock
-from asyncclient._rows import BatchOptions, BatchSettings, Item
-from asyncclient._template_rows import rows_to_items
-from asyncclient.batch import Batch, JobMaker, Submitter, batch_id_of
 from asyncclient.models.enums import ProjectType
 from asyncclient.models.pages import Page
 from asyncclient.models.templates import Template, TemplateDetail
@@ -22,6 +19,9 @@ from asyncclient.validation import check_enum, check_id, check_offset, check_pag
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
+
+    from asyncclient._rows import BatchOptions, Item
+    from asyncclient.batch import Batch, JobMaker, Submitter
 
 __all__ = ["Templates"]
 
@@ -127,6 +127,11 @@ class Templates(Resource):
             A :class:`Batch`: ``await`` it for the results in input order, or
             ``async for`` it for results as they finish.
         """
+        # the batch machinery loads on first use
+        from asyncclient._rows import BatchSettings
+        from asyncclient._template_rows import rows_to_items
+        from asyncclient.batch import Batch, batch_id_of
+
         raise_if(check_id("templateId", template_id))
         settings = BatchSettings(**options)
         rows = [dict(row) for row in rows]

@@ -7,7 +7,6 @@ import pathlib
 from collections.abc import Callable
 
 from asyncclient._caller import Caller
-from asyncclient._download import download_video
 from asyncclient._transport import AiohttpTransport
 from asyncclient.models.enums import ProjectType, VideoListStatus
 from asyncclient.models.pages import Page
@@ -82,6 +81,8 @@ class Videos(Resource):
                 (nothing is left on disk).
             APIConnectionError: The download broke off (nothing is left on disk).
         """
+        from asyncclient._download import download_video  # loads on the first download
+
         return await download_video(
             self.get,
             self._files,
