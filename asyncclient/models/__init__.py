@@ -1,102 +1,215 @@
-"""Plain attrs models of the service's resources and requests (no JSON in them)."""
+"""Plain attrs models of the service's resources and requests (no JSON in them).
 
-from asyncclient.models.common import (
-    AdSettings,
-    Audio,
-    Caption,
-    GameplaySettings,
-    PresetSettings,
-    ProductAdSettings,
-    TextSettings,
-)
-from asyncclient.models.enums import (
-    AspectRatio,
-    BRollType,
-    CaptionPreset,
-    FrameModel,
-    KeywordsStatus,
-    LipsyncModel,
-    MediaType,
-    Platform,
-    ProjectType,
-    ScheduleStatus,
-    ScrollMode,
-    SocialPlatform,
-    TemplateVariableType,
-    TextAlignment,
-    TextPreset,
-    UGCLanguage,
-    VideoListStatus,
-    VideoStatus,
-    VisualPreset,
-)
-from asyncclient.models.pages import Page
-from asyncclient.models.requests import (
-    AddCaptionsRequest,
-    AnalyzeAccountRequest,
-    CreationRequest,
-    HookDemoRequest,
-    PlatformData,
-    ProductAdsRequest,
-    ScenesRequest,
-    ScheduleRequest,
-    ScriptToVideoRequest,
-    SearchRequest,
-    TalkingAvatarRequest,
-    TemplateGenerationRequest,
-    UGCAdsRequest,
-    UGCVideoRequest,
-)
-from asyncclient.models.scenes import (
-    AvatarBox,
-    AvatarScene,
-    PictureInPictureScene,
-    Point,
-    Scene,
-    StartEndFrameScene,
-    TemplateScene,
-    TemplateVariable,
-    VideoScene,
-)
-from asyncclient.models.schedule import (
-    Integration,
-    IntegrationAccount,
-    PostPlatformData,
-    PostVideo,
-    ScheduledPost,
-    ScheduledPostCreated,
-)
-from asyncclient.models.social import (
-    AccountAnalytics,
-    AccountStats,
-    AnalyzedAccount,
-    Creator,
-    Niche,
-    Pagination,
-    Search,
-    SearchAnalytics,
-    SearchCreated,
-    SocialMusic,
-    SocialVideo,
-    SocialVideoStats,
-)
-from asyncclient.models.templates import (
-    Template,
-    TemplateAvatar,
-    TemplateCaptionBox,
-    TemplateCaptionSettings,
-    TemplateDetail,
-    TemplateSceneInfo,
-    TemplateVariableInfo,
-    TemplateVideoSettings,
-)
-from asyncclient.models.videos import (
-    CreatedProject,
-    Video,
-    VideoCaptionSettings,
-    VideoDetail,
-    VideoSettings,
-)
+Each name loads its module on first use (PEP 562): building attrs classes is most of
+what importing the models costs, and a first request needs only a few of them.
+"""
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # what the names below resolve to, for type checkers and IDEs
+    from asyncclient.models.common import (
+        AdSettings,
+        Audio,
+        Caption,
+        GameplaySettings,
+        PresetSettings,
+        ProductAdSettings,
+        TextSettings,
+    )
+    from asyncclient.models.enums import (
+        AspectRatio,
+        BRollType,
+        CaptionPreset,
+        FrameModel,
+        KeywordsStatus,
+        LipsyncModel,
+        MediaType,
+        Platform,
+        ProjectType,
+        ScheduleStatus,
+        ScrollMode,
+        SocialPlatform,
+        TemplateVariableType,
+        TextAlignment,
+        TextPreset,
+        UGCLanguage,
+        VideoListStatus,
+        VideoStatus,
+        VisualPreset,
+    )
+    from asyncclient.models.pages import Page
+    from asyncclient.models.requests import (
+        AddCaptionsRequest,
+        AnalyzeAccountRequest,
+        CreationRequest,
+        HookDemoRequest,
+        PlatformData,
+        ProductAdsRequest,
+        ScenesRequest,
+        ScheduleRequest,
+        ScriptToVideoRequest,
+        SearchRequest,
+        TalkingAvatarRequest,
+        TemplateGenerationRequest,
+        UGCAdsRequest,
+        UGCVideoRequest,
+    )
+    from asyncclient.models.scenes import (
+        AvatarBox,
+        AvatarScene,
+        PictureInPictureScene,
+        Point,
+        Scene,
+        StartEndFrameScene,
+        TemplateScene,
+        TemplateVariable,
+        VideoScene,
+    )
+    from asyncclient.models.schedule import (
+        Integration,
+        IntegrationAccount,
+        PostPlatformData,
+        PostVideo,
+        ScheduledPost,
+        ScheduledPostCreated,
+    )
+    from asyncclient.models.social import (
+        AccountAnalytics,
+        AccountStats,
+        AnalyzedAccount,
+        Creator,
+        Niche,
+        Pagination,
+        Search,
+        SearchAnalytics,
+        SearchCreated,
+        SocialMusic,
+        SocialVideo,
+        SocialVideoStats,
+    )
+    from asyncclient.models.templates import (
+        Template,
+        TemplateAvatar,
+        TemplateCaptionBox,
+        TemplateCaptionSettings,
+        TemplateDetail,
+        TemplateSceneInfo,
+        TemplateVariableInfo,
+        TemplateVideoSettings,
+    )
+    from asyncclient.models.videos import (
+        CreatedProject,
+        Video,
+        VideoCaptionSettings,
+        VideoDetail,
+        VideoSettings,
+    )
+
+_MODULE_OF = {
+    "AccountAnalytics": "social",
+    "AccountStats": "social",
+    "AdSettings": "common",
+    "AddCaptionsRequest": "requests",
+    "AnalyzeAccountRequest": "requests",
+    "AnalyzedAccount": "social",
+    "AspectRatio": "enums",
+    "Audio": "common",
+    "AvatarBox": "scenes",
+    "AvatarScene": "scenes",
+    "BRollType": "enums",
+    "Caption": "common",
+    "CaptionPreset": "enums",
+    "CreatedProject": "videos",
+    "CreationRequest": "requests",
+    "Creator": "social",
+    "FrameModel": "enums",
+    "GameplaySettings": "common",
+    "HookDemoRequest": "requests",
+    "Integration": "schedule",
+    "IntegrationAccount": "schedule",
+    "KeywordsStatus": "enums",
+    "LipsyncModel": "enums",
+    "MediaType": "enums",
+    "Niche": "social",
+    "Page": "pages",
+    "Pagination": "social",
+    "PictureInPictureScene": "scenes",
+    "Platform": "enums",
+    "PlatformData": "requests",
+    "Point": "scenes",
+    "PostPlatformData": "schedule",
+    "PostVideo": "schedule",
+    "PresetSettings": "common",
+    "ProductAdSettings": "common",
+    "ProductAdsRequest": "requests",
+    "ProjectType": "enums",
+    "Scene": "scenes",
+    "ScenesRequest": "requests",
+    "ScheduleRequest": "requests",
+    "ScheduleStatus": "enums",
+    "ScheduledPost": "schedule",
+    "ScheduledPostCreated": "schedule",
+    "ScriptToVideoRequest": "requests",
+    "ScrollMode": "enums",
+    "Search": "social",
+    "SearchAnalytics": "social",
+    "SearchCreated": "social",
+    "SearchRequest": "requests",
+    "SocialMusic": "social",
+    "SocialPlatform": "enums",
+    "SocialVideo": "social",
+    "SocialVideoStats": "social",
+    "StartEndFrameScene": "scenes",
+    "TalkingAvatarRequest": "requests",
+    "Template": "templates",
+    "TemplateAvatar": "templates",
+    "TemplateCaptionBox": "templates",
+    "TemplateCaptionSettings": "templates",
+    "TemplateDetail": "templates",
+    "TemplateGenerationRequest": "requests",
+    "TemplateScene": "scenes",
+    "TemplateSceneInfo": "templates",
+    "TemplateVariable": "scenes",
+    "TemplateVariableInfo": "templates",
+    "TemplateVariableType": "enums",
+    "TemplateVideoSettings": "templates",
+    "TextAlignment": "enums",
+    "TextPreset": "enums",
+    "TextSettings": "common",
+    "UGCAdsRequest": "requests",
+    "UGCLanguage": "enums",
+    "UGCVideoRequest": "requests",
+    "Video": "videos",
+    "VideoCaptionSettings": "videos",
+    "VideoDetail": "videos",
+    "VideoListStatus": "enums",
+    "VideoScene": "scenes",
+    "VideoSettings": "videos",
+    "VideoStatus": "enums",
+    "VisualPreset": "enums",
+}
+"""The submodule of ``asyncclient.models`` each name comes from."""
+
+
+def _load(name: str) -> object:
+    """Import the submodule of ``name`` on first use, then keep the name here."""
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def _names() -> list[str]:
+    return sorted({*globals(), *__all__})
+
+
+if not TYPE_CHECKING:  # hidden from type checkers, which see the imports above instead
+    __getattr__ = _load
+    __dir__ = _names
+
 
 __all__ = [
     "AccountAnalytics",
