@@ -184,19 +184,24 @@ def _video_page(ctx: Context, team_id: str, query: Any) -> JSON | str:
     if problems:
         return "; ".join(problems)
     now = ctx.clock.now()
-    projects = [
-        p
-        for p in reversed(list(ctx.store.projects.values()))
-        if p.team_id == team_id
-        and (ptype == "all" or p.type == ptype)
-        and (status is None or any(_LIST_STATUS[v.status(now)] == status for v in p.videos))
-    ]
+    mine = ctx.store.by_team.get(team_id, [])
+    if ptype == "all" and status is None:  # unfiltered: a slice from the newest end
+        total = len(mine)
+        end = max(0, total - offset)
+        page = mine[max(0, end - limit) : end][::-1]
+    else:
+        projects = [
+            p
+            for p in reversed(mine)
+            if (ptype == "all" or p.type == ptype)
+            and (status is None or any(_LIST_STATUS[v.status(now)] == status for v in p.videos))
+        ]
+        total = len(projects)
+        page = projects[offset : offset + limit]
     videos = [
-        video_view(v, now, ctx.base_url, ctx.secret, detail=False)
-        for p in projects[offset : offset + limit]
-        for v in p.videos
+        video_view(v, now, ctx.base_url, ctx.secret, detail=False) for p in page for v in p.videos
     ]
-    return {"videos": videos, "total": len(projects), "limit": limit, "offset": offset}
+    return {"videos": videos, "total": total, "limit": limit, "offset": offset}
 
 
 async def list_videos(request: web.Request) -> web.Response:

@@ -183,6 +183,8 @@ class Store:
         self.teams: dict[str, Team] = {}
         self.keys: dict[str, Key] = {}
         self.projects: dict[str, Project] = {}
+        self.by_team: dict[str, list[Project]] = {}
+        """Each team's projects, oldest first (the video list reads it from the end)."""
         self.videos: dict[str, Video] = {}
         self.posts: dict[str, Post] = {}
         self.searches: dict[str, Search] = {}
@@ -268,6 +270,7 @@ class Store:
         )
         project.videos.append(video)
         self.projects[project.id] = project
+        self.by_team.setdefault(project.team_id, []).append(project)
         self.videos[video.id] = video
         return project
 

@@ -200,6 +200,10 @@ async def test_list_pagination_counts_projects(api: Api, emu: Emulator, ugc_body
     assert not LIST_OMITS & set(data["videos"][0])
     _, _, last = await api.get("/v1/video/list?limit=2&offset=4")
     assert [v["projectId"] for v in last["data"]["videos"]] == [ids[0]]
+    _, _, past = await api.get("/v1/video/list?limit=2&offset=7")
+    assert (past["data"]["videos"], past["data"]["total"]) == ([], 5)
+    _, _, filtered = await api.get("/v1/video/list?limit=2&offset=1&status=processing")
+    assert [v["projectId"] for v in filtered["data"]["videos"]] == [ids[3], ids[2]]
     status, _, body = await api.get("/v1/video/list?limit=101")
     assert (status, body["message"]) == (400, "limit: must be between 1 and 100")
 
