@@ -188,7 +188,7 @@ def _video_page(ctx: Context, team_id: str, query: Any) -> JSON | str:
     if ptype == "all" and status is None:  # unfiltered: a slice from the newest end
         total = len(mine)
         end = max(0, total - offset)
-        page = mine[max(0, end - limit) : end][::-1]
+        shown = mine[max(0, end - limit) : end][::-1]
     else:
         projects = [
             p
@@ -197,9 +197,9 @@ def _video_page(ctx: Context, team_id: str, query: Any) -> JSON | str:
             and (status is None or any(_LIST_STATUS[v.status(now)] == status for v in p.videos))
         ]
         total = len(projects)
-        page = projects[offset : offset + limit]
+        shown = projects[offset : offset + limit]
     videos = [
-        video_view(v, now, ctx.base_url, ctx.secret, detail=False) for p in page for v in p.videos
+        video_view(v, now, ctx.base_url, ctx.secret, detail=False) for p in shown for v in p.videos
     ]
     return {"videos": videos, "total": total, "limit": limit, "offset": offset}
 
