@@ -10,9 +10,11 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from asyncclient._clock import SYSTEM_CLOCK, Clock
+from asyncclient._gate import Gate
+from asyncclient._headers import parse_limit, parse_remaining, parse_reset_after
 from asyncclient._protocol import (
     Envelope,
     Request,
@@ -22,9 +24,11 @@ from asyncclient._protocol import (
     parse_rate_limit,
 )
 from asyncclient.errors import AmbiguousCreationError, APIError, RateLimitError
-from asyncclient.models.requests import CreationRequest
-from asyncclient.ratelimit import Limiter, TokenBucket, plan_for_limit
+from asyncclient.ratelimit import Limiter, RateLimit, TokenBucket, plan_for_limit
 from asyncclient.retry import RetryPolicy, is_ambiguous
+
+if TYPE_CHECKING:  # annotations only: the creation models load when a creation is made
+    from asyncclient.models.requests import CreationRequest
 
 __all__ = ["Caller", "ClientStats", "Sender"]
 
@@ -69,6 +73,8 @@ class Caller:
         adopt_limit: Take the limit of ``X-RateLimit-Limit`` into the token bucket
             (the plan was not given). A limit below the bucket's is adopted in any
             case, with a warning once: a wrong plan then costs at most a few 429s.
+        gate: Held while a creation waits for its token; the poller yields to it, so
+            that submissions come first on a plan they saturate.
     """
 
     def __init__(
@@ -79,14 +85,20 @@ class Caller:
         retry: RetryPolicy | None = None,
         clock: Clock = SYSTEM_CLOCK,
         adopt_limit: bool = False,
+        gate: Gate | None = None,
     ) -> None:
         self.transport = transport
+        self.gate = gate or Gate()
         self.limiter = limiter
         self.retry = retry if retry is not None else RetryPolicy()
         self.clock = clock
         self.stats = ClientStats()
         self._adopt_limit = adopt_limit
         self._warned_limit = False
+        # The X-RateLimit-Limit last followed, and the bucket's rate after it: while
+        # neither changes, following it again would change nothing.
+        self._limit_text: str | None = None
+        self._limit_rate: RateLimit | None = None
 
     def __repr__(self) -> str:
         return f"<Caller {self.limiter!r}>"
@@ -114,19 +126,23 @@ class Caller:
         Raises:
             APIError: What the service or the connection answered, after the retries.
         """
-        request = build_request(method, path, params=dict(params or {}), json_body=json)
+        request = build_request(method, path, params=params, json_body=json)
         return await self.send(request, creation=creation)
 
     async def send(self, request: Request, *, creation: CreationRequest | None = None) -> Envelope:
         """Send ``request`` with the limiter, the retry policy and the ambiguity rule."""
         started = self.clock.monotonic()
-        sent_at = self.clock.now()
+        sent_at = self.clock.now() if creation is not None else None  # only an ambiguity says it
         attempt = 0
         self.stats.requests += 1
         while True:
             attempt += 1
             self.stats.attempts += 1
-            await self.limiter.acquire()
+            if creation is None:
+                await self.limiter.acquire()
+            else:
+                with self.gate.foreground():  # polling waits while a creation does
+                    await self.limiter.acquire()
             try:
                 return await self._attempt(request, attempt)
             except APIError as exc:
@@ -150,6 +166,13 @@ class Caller:
                 await self.clock.sleep(delay)
 
     async def _attempt(self, request: Request, attempt: int) -> Envelope:
+        if logger.isEnabledFor(logging.DEBUG):
+            return await self._logged_attempt(request, attempt)
+        response = await self.transport.send(request)
+        self._follow_headers(response.headers)
+        return decode_envelope(request, response)
+
+    async def _logged_attempt(self, request: Request, attempt: int) -> Envelope:
         started = time.perf_counter()  # the log line's duration, not pacing
         status: int | str = "error"
         try:
@@ -158,22 +181,40 @@ class Caller:
             self._follow_headers(response.headers)
             return decode_envelope(request, response)
         finally:
-            if logger.isEnabledFor(logging.DEBUG):
-                logger.debug(
-                    "%s %s -> %s in %.1f ms (attempt %d)",
-                    request.method,
-                    request.path,
-                    status,
-                    (time.perf_counter() - started) * 1000,
-                    attempt,
-                )
+            logger.debug(
+                "%s %s -> %s in %.1f ms (attempt %d)",
+                request.method,
+                request.path,
+                status,
+                (time.perf_counter() - started) * 1000,
+                attempt,
+            )
 
     def _follow_headers(self, headers: Mapping[str, str]) -> None:
-        """Take the rate-limit headers in; never raises (a paid creation keeps its answer)."""
+        """Take the rate-limit headers in; never raises (a paid creation keeps its answer).
+
+        With the token bucket, only what can change it is parsed: the limit when its
+        text (or the bucket's rate) changed since the last response, the remaining
+        count always (a plain integer), and ``Date`` and ``X-RateLimit-Reset`` only
+        once none remain (the bucket reads them then only). The bucket ends up as
+        :func:`parse_rate_limit` read in full would leave it. Any other limiter (a
+        subclass too) gets every field of every response, as before.
+        """
         try:
-            info = parse_rate_limit(headers)
-            self._adopt(info.limit)
-            self.limiter.observe(info.remaining, info.reset_after)
+            bucket = self.limiter
+            if type(bucket) is not TokenBucket:  # a subclass may read more in observe()
+                info = parse_rate_limit(headers)
+                self._adopt(info.limit)
+                bucket.observe(info.remaining, info.reset_after)
+                return
+            limit = headers.get("X-RateLimit-Limit")
+            rate = bucket.rate
+            if limit is not None and (limit != self._limit_text or rate is not self._limit_rate):
+                self._adopt(parse_limit(limit))
+                self._limit_text, self._limit_rate = limit, bucket.rate  # after any adoption
+            remaining = parse_remaining(headers.get("X-RateLimit-Remaining"))
+            if remaining is not None:
+                bucket.observe(remaining, parse_reset_after(headers) if remaining <= 0 else None)
         except Exception:  # the parsers are total; this guards a bug, not the service
             logger.warning("rate-limit headers not followed", exc_info=True)
 

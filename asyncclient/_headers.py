@@ -15,6 +15,12 @@ its bounds is ignored (``None``) or clamped, never an exception:
 A number is a plain ASCII decimal (``60``, ``2.5``, ``1.7e9``) of at most 64
 characters: ``inf``, ``nan``, ``1_000`` and non-ASCII digits, which ``float()``
 would take, are not numbers in a header.
+
+:func:`parse_rate_limit` reads them all. The caller's per-response path reads only
+what can change its limiter, one header at a time (:func:`parse_limit`,
+:func:`parse_remaining`, :func:`parse_reset_after`): ``Date`` and
+``X-RateLimit-Reset`` only once none remain. Each gives exactly the value
+:func:`parse_rate_limit` gives for its field.
 """
 
 from __future__ import annotations
@@ -31,7 +37,10 @@ __all__ = [
     "MAX_RESET_AFTER",
     "MAX_RETRY_AFTER",
     "RateLimitInfo",
+    "parse_limit",
     "parse_rate_limit",
+    "parse_remaining",
+    "parse_reset_after",
     "parse_retry_after",
 ]
 
@@ -72,6 +81,8 @@ def _number(raw: object) -> float | None:
     """An ASCII decimal as a float clamped to +-1e18, else None."""
     if not isinstance(raw, str):
         return None
+    if raw.isdigit() and raw.isascii() and len(raw) <= _MAX_NUMBER_CHARS:
+        return min(_HUGE, float(raw))  # the usual header: plain digits, no regex needed
     text = raw.strip()
     if len(text) > _MAX_NUMBER_CHARS or not _NUMBER.fullmatch(text):
         return None
@@ -122,24 +133,54 @@ def parse_retry_after(value: str | None, *, now: datetime | None = None) -> floa
     return min(MAX_RETRY_AFTER, max(0.0, seconds))
 
 
+def parse_limit(value: object) -> int | None:
+    """``X-RateLimit-Limit``: an integer from 1 to :data:`MAX_LIMIT`, else None."""
+    limit = _number(value)
+    if limit is None or not 1 <= int(limit) <= MAX_LIMIT:
+        return None
+    return int(limit)
+
+
+def parse_remaining(value: object) -> int | None:
+    """``X-RateLimit-Remaining``, clamped to ``0 .. MAX_LIMIT``; None when absent or unreadable."""
+    remaining = _number(value)
+    if remaining is None:
+        return None
+    return int(min(MAX_LIMIT, max(0, remaining)))
+
+
+def _reset(headers: Mapping[str, str]) -> float | None:
+    reset = _header_number(headers, "X-RateLimit-Reset")
+    if reset is not None and not 0 <= reset <= _MAX_TIMESTAMP:
+        return None
+    return reset
+
+
+def _reset_after(reset: float | None, date: datetime | None) -> float | None:
+    if reset is None:
+        return None
+    reference = (date or datetime.now(timezone.utc)).timestamp()
+    return min(MAX_RESET_AFTER, max(0.0, reset - reference))
+
+
+def parse_reset_after(headers: Mapping[str, str]) -> float | None:
+    """Seconds from the response's ``Date`` (else now) to ``X-RateLimit-Reset``, bounded.
+
+    ``0 .. MAX_RESET_AFTER``; None when Reset is absent or unreadable. ``Date`` is
+    parsed only when Reset is there.
+    """
+    reset = _reset(headers)
+    return _reset_after(reset, _response_date(headers) if reset is not None else None)
+
+
 def parse_rate_limit(headers: Mapping[str, str]) -> RateLimitInfo:
     """Read ``X-RateLimit-*``, ``Retry-After`` and ``Date`` of a response; never raises."""
     date = _response_date(headers)
-    limit = _header_number(headers, "X-RateLimit-Limit")
-    remaining = _header_number(headers, "X-RateLimit-Remaining")
-    reset = _header_number(headers, "X-RateLimit-Reset")
-    if limit is not None and not 1 <= int(limit) <= MAX_LIMIT:
-        limit = None
-    if reset is not None and not 0 <= reset <= _MAX_TIMESTAMP:
-        reset = None
-    reset_after = None
-    if reset is not None:
-        reference = (date or datetime.now(timezone.utc)).timestamp()
-        reset_after = min(MAX_RESET_AFTER, max(0.0, reset - reference))
+    reset = _reset(headers)
     return RateLimitInfo(
-        limit=int(limit) if limit is not None else None,
-        remaining=int(min(MAX_LIMIT, max(0, remaining))) if remaining is not None else None,
+        limit=parse_limit(headers.get("X-RateLimit-Limit")),
+        remaining=parse_remaining(headers.get("X-RateLimit-Remaining")),
         reset=reset,
-        reset_after=reset_after,
+        reset_after=_reset_after(reset, date),
         retry_after=parse_retry_after(headers.get("Retry-After"), now=date),
     )

@@ -18,6 +18,7 @@ import re
 from array import array
 from collections.abc import Mapping
 from itertools import accumulate
+from types import MappingProxyType
 from typing import Any
 
 from attrs import field, frozen
@@ -32,6 +33,7 @@ from asyncclient.errors import (
 )
 
 __all__ = [
+    "JSON_HEADERS",
     "MAX_BODY_BYTES",
     "MAX_BODY_DEPTH",
     "Envelope",
@@ -44,7 +46,10 @@ __all__ = [
     "parse_retry_after",
 ]
 
-_JSON_HEADERS = {"Content-Type": "application/json", "Accept": "application/json"}
+JSON_HEADERS: Mapping[str, str] = MappingProxyType(
+    {"Content-Type": "application/json", "Accept": "application/json"}
+)
+"""The headers of every built request: one read-only mapping, shared (nothing copies it)."""
 
 MAX_BODY_BYTES = 32 * 1024 * 1024
 """Largest response body :func:`decode_envelope` parses, by default (32 MiB)."""
@@ -130,6 +135,8 @@ def build_request(
             lone surrogate), a number that is NaN or infinite, something that is not
             JSON data, or nesting deeper than ``MAX_BODY_DEPTH``; each named by its path.
     """
+    if not params and json_body is None:  # a plain GET: nothing to check
+        return Request(method.upper(), path, (), None, JSON_HEADERS)
     query = tuple((k, _query_value(v)) for k, v in (params or {}).items() if v is not None)
     body = None
     try:
@@ -141,7 +148,7 @@ def build_request(
     except (TypeError, ValueError, RecursionError):  # UnicodeEncodeError is a ValueError
         problems = unsendable(dict(query), "") + unsendable(json_body, "")
         raise ValidationError(problems or ["body: cannot be sent as JSON"]) from None
-    return Request(method.upper(), path, query, body, dict(_JSON_HEADERS))
+    return Request(method.upper(), path, query, body, JSON_HEADERS)
 
 
 def _is_unicode(text: str) -> bool:
@@ -249,6 +256,10 @@ def _parse_body(body: bytes, text: str, max_depth: int, max_bytes: int) -> tuple
     """The body's JSON value (None when not JSON) and the limit it broke (None when none)."""
     if len(body) > max_bytes:
         return None, f"is larger than {_size(max_bytes)} ({len(body)} bytes)"
+    if body.count(b"[") + body.count(b"{") <= max_depth:
+        # Fewer openings than the limit: it cannot nest deeper (json.loads then
+        # refuses unpaired brackets as _nesting would). Most bodies end here.
+        return _loads(text), None
     depth = _nesting(body, max_depth)
     if depth is not None and depth > max_depth:
         return None, f"nests deeper than {max_depth} levels"

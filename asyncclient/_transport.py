@@ -5,6 +5,12 @@ checks, no JSON here; redirects are never followed (aiohttp would forward the
 ``x-api-key`` header to another origin). aiohttp errors become ours, with
 ``request_sent`` telling whether any byte of the request left the client.
 
+The per-request path does no more than a hand-written aiohttp GET: the headers
+of a built request and the aiohttp timeouts are made once per transport; whether a
+request went out is told by the session's request class (:class:`_TrackedRequest`,
+through aiohttp's ``request_class``) rather than by trace hooks, which aiohttp would run
+five times a request. aiohttp's own connection and timeout code is used as is.
+
 :meth:`AiohttpTransport.stream_get` fetches a signed download URL (spec 2.3) in
 chunks on the same session: it sends no API key, so it follows redirects.
 """
@@ -13,17 +19,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import ssl
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
-from types import SimpleNamespace
-from typing import Any
 from urllib.parse import urlsplit
 
 import aiohttp
+from aiohttp.connector import Connection
 from attrs import frozen
-from multidict import CIMultiDict
+from multidict import CIMultiDict, CIMultiDictProxy
 
-from asyncclient._protocol import Request, Response
+from asyncclient._protocol import JSON_HEADERS, Request, Response
 from asyncclient.errors import APIConnectionError, APITimeoutError
 
 __all__ = ["AiohttpTransport", "ClientSession", "Stream", "Timeouts", "redact_url"]
@@ -72,7 +78,7 @@ def redact_url(url: str) -> str:
 
 
 class _SendState:
-    """Per-request flag that the trace hooks set once headers or body bytes are sent."""
+    """Per-request flag, set once the request starts going out on a connection."""
 
     __slots__ = ("sent",)
 
@@ -80,17 +86,24 @@ class _SendState:
         self.sent = False
 
 
-async def _mark_sent(session: aiohttp.ClientSession, ctx: SimpleNamespace, params: Any) -> None:
-    state = ctx.trace_request_ctx
-    if isinstance(state, _SendState):
-        state.sent = True
+_SENDING: contextvars.ContextVar[_SendState | None] = contextvars.ContextVar(
+    "asyncclient_sending", default=None
+)
+"""The state of the request the current task is sending (set around ``session.request``)."""
 
 
-def _trace_config() -> aiohttp.TraceConfig:
-    config = aiohttp.TraceConfig()
-    config.on_request_headers_sent.append(_mark_sent)
-    config.on_request_chunk_sent.append(_mark_sent)
-    return config
+class _TrackedRequest(aiohttp.ClientRequest):
+    """aiohttp's request, noting in :data:`_SENDING` that it is being written.
+
+    aiohttp calls ``send`` once it holds a connection, right before writing the
+    request line: anything that fails earlier (connecting, the pool) sent nothing.
+    """
+
+    async def send(self, conn: Connection) -> aiohttp.ClientResponse:
+        state = _SENDING.get()
+        if state is not None:
+            state.sent = True
+        return await super().send(conn)
 
 
 class AiohttpTransport:
@@ -98,7 +111,7 @@ class AiohttpTransport:
 
     The session is created lazily, inside the running loop, on first use. A
     session given by the caller is used as is and never closed here; without
-    our trace hooks on it, a failure after connecting counts as possibly sent.
+    our request class on it, a failure after connecting counts as possibly sent.
     """
 
     def __init__(
@@ -116,9 +129,12 @@ class AiohttpTransport:
         self._session = session
         self._owns_session = session is None
         self._timeouts = timeouts or Timeouts()
+        self._client_timeout = self._timeouts.to_aiohttp()
         self._ssl = ssl_context
         self._user_agent = user_agent
         self._closed = False
+        # A built request's headers (JSON_HEADERS) with ours: read-only, shared by every send.
+        self._json_headers = self._headers(JSON_HEADERS)
 
     def __repr__(self) -> str:
         return f"<AiohttpTransport {self._base_url}>"
@@ -137,9 +153,15 @@ class AiohttpTransport:
         if self._session is None:
             connector = aiohttp.TCPConnector(ssl=self._ssl if self._ssl is not None else True)
             self._session = aiohttp.ClientSession(
-                connector=connector, trace_configs=[_trace_config()]
+                connector=connector, request_class=_TrackedRequest
             )
         return self._session
+
+    def _headers(self, given: Mapping[str, str]) -> CIMultiDictProxy[str]:
+        headers = CIMultiDict(given)
+        headers["x-api-key"] = self._api_key
+        headers.setdefault("User-Agent", self._user_agent)
+        return CIMultiDictProxy(headers)
 
     async def send(self, request: Request, *, timeouts: Timeouts | None = None) -> Response:
         """Send one attempt of ``request``.
@@ -150,19 +172,19 @@ class AiohttpTransport:
         """
         session = self._get_session()
         state = _SendState()
-        headers = CIMultiDict(request.headers)
-        headers["x-api-key"] = self._api_key
-        headers.setdefault("User-Agent", self._user_agent)
+        given = request.headers
+        headers = self._json_headers if given is JSON_HEADERS else self._headers(given)
+        timeout = self._client_timeout if timeouts is None else timeouts.to_aiohttp()
+        token = _SENDING.set(state)
         try:
             async with session.request(
                 request.method,
                 self._base_url + request.path,
-                params=list(request.params) or None,
+                params=request.params or None,
                 data=request.body,
                 headers=headers,
                 allow_redirects=False,
-                timeout=(timeouts or self._timeouts).to_aiohttp(),
-                trace_request_ctx=state,
+                timeout=timeout,
             ) as resp:
                 body = await resp.read()
                 return Response(resp.status, resp.headers, body)
@@ -170,6 +192,8 @@ class AiohttpTransport:
             raise _connection_error(
                 exc, method=request.method, path=request.path, sent=self._sent(state)
             ) from exc
+        finally:
+            _SENDING.reset(token)
 
     @contextlib.asynccontextmanager
     async def stream_get(
@@ -216,7 +240,7 @@ class AiohttpTransport:
             raise _connection_error(exc, method="GET", path=where) from exc
 
     def _sent(self, state: _SendState) -> bool:
-        # Without our trace hooks (a caller's session) we cannot know: assume sent.
+        # A caller's session has aiohttp's own request class: we cannot know, assume sent.
         return state.sent if self._owns_session else True
 
     async def aclose(self) -> None:

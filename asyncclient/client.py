@@ -163,7 +163,9 @@ class AsyncClient:
         caller = self._caller
         self.videos = Videos(caller, files=self._transport)
         """Read and list videos (spec 4.10, 4.11)."""
-        poller = Poller(self.videos, limiter=caller.limiter, policy=polling, clock=self._clock)
+        poller = Poller(
+            self.videos, limiter=caller.limiter, policy=polling, clock=self._clock, gate=caller.gate
+        )
         self.jobs = Jobs(poller)
         """Rebuild jobs from stored ids; the shared poller (``client.jobs.poller``)."""
 
@@ -179,9 +181,7 @@ class AsyncClient:
         """List and read templates (spec 4.19, 4.20)."""
         from asyncclient.resources.templates import Templates
 
-        return Templates(
-            self._caller, submitter=self.projects, jobs=self.jobs, clock=self._clock
-        )
+        return Templates(self._caller, submitter=self.projects, jobs=self.jobs, clock=self._clock)
 
     @functools.cached_property
     def integrations(self) -> Integrations:
@@ -243,9 +243,7 @@ class AsyncClient:
         await self.jobs.poller.aclose()
         await self._transport.aclose()
 
-    def batch(
-        self, requests: Iterable[CreationRequest], **options: Unpack[BatchOptions]
-    ) -> Batch:
+    def batch(self, requests: Iterable[CreationRequest], **options: Unpack[BatchOptions]) -> Batch:
         """Create many videos of any format: checked, spaced, bounded, journaled.
 
         A request without a name is given one (``batch-<id>-<row>``): names are how

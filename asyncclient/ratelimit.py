@@ -136,9 +136,16 @@ def tokens_from_headers(remaining: int, reset_after: float | None, rate: RateLim
     ``Date`` are whole seconds, so their difference may be up to a second too
     long, and we trust it less that second rather than wait for nothing.
     """
-    reserve = rate.burst - rate.client_capacity
+    return _tokens_from_headers(
+        remaining, reset_after, rate.per_second, rate.burst - rate.client_capacity
+    )
+
+
+def _tokens_from_headers(
+    remaining: int, reset_after: float | None, per_second: float, reserve: int
+) -> float:
     if remaining <= 0 and reset_after is not None:
-        return 1.0 - max(0.0, reset_after - 1.0) * rate.per_second - reserve
+        return 1.0 - max(0.0, reset_after - 1.0) * per_second - reserve
     return float(max(0, remaining)) - reserve
 
 
@@ -166,6 +173,10 @@ class Limiter(Protocol):
 class TokenBucket:
     """An in-process token bucket shared by every request of one client.
 
+    A request that finds a token and nobody queued takes it at once, without the
+    lock (nothing awaits in between, so the order of arrival is kept); the others
+    queue on the lock.
+
     Args:
         rate: Capacity (``burst``) and refill (``per_minute``).
         clock: Monotonic seconds; the real clock's by default.
@@ -179,13 +190,21 @@ class TokenBucket:
         clock: Clock = SYSTEM_CLOCK.monotonic,
         sleep: Sleep = SYSTEM_CLOCK.sleep,
     ) -> None:
-        self._rate = rate
         self._clock = clock
         self._sleep = sleep
-        self._tokens = float(rate.client_capacity)
+        self._set_limits(rate)
+        self._tokens = self._capacity
         self._updated = clock()
         self._paused_until = 0.0
         self._lock = asyncio.Lock()
+        self._queued = 0  # acquirers holding or waiting for the lock
+
+    def _set_limits(self, rate: RateLimit) -> None:
+        # What every acquire and observe reads, worked out once per rate.
+        self._rate = rate
+        self._capacity = float(rate.client_capacity)
+        self._per_second = rate.per_second
+        self._reserve = rate.burst - rate.client_capacity
 
     def __repr__(self) -> str:
         return f"<TokenBucket {self._rate.per_minute}/min burst {self._rate.burst}>"
@@ -203,16 +222,17 @@ class TokenBucket:
     def set_rate(self, rate: RateLimit) -> None:
         """Change the limit (e.g. learnt from X-RateLimit-Limit); tokens carry over."""
         self._refill()
-        self._rate = rate
-        self._tokens = min(self._tokens, float(rate.client_capacity))
+        self._set_limits(rate)
+        self._tokens = min(self._tokens, self._capacity)
 
     def _refill(self) -> None:
         now = self._clock()
-        elapsed = max(0.0, now - self._updated)
+        elapsed = now - self._updated
         self._updated = now
-        self._tokens = min(
-            float(self._rate.client_capacity), self._tokens + elapsed * self._rate.per_second
-        )
+        if elapsed > 0.0:
+            self._tokens = min(self._capacity, self._tokens + elapsed * self._per_second)
+        elif self._tokens > self._capacity:  # a clock that did not move: only clamp
+            self._tokens = self._capacity
 
     def _wait_needed(self) -> float:
         self._refill()
@@ -221,7 +241,7 @@ class TokenBucket:
             return self._paused_until - now
         if self._tokens >= 1.0:
             return 0.0
-        return (1.0 - self._tokens) / self._rate.per_second
+        return (1.0 - self._tokens) / self._per_second
 
     async def acquire(self) -> float:
         """Take one token, waiting first come, first served.
@@ -229,11 +249,18 @@ class TokenBucket:
         Returns:
             Seconds spent waiting (by the injected clock).
         """
+        if not self._queued and self._wait_needed() <= 0:
+            self._tokens -= 1.0  # nobody ahead and a token now: no lock, no wait
+            return 0.0
         started = self._clock()
-        async with self._lock:
-            while (wait := self._wait_needed()) > 0:
-                await self._sleep(wait)
-            self._tokens -= 1.0
+        self._queued += 1
+        try:
+            async with self._lock:
+                while (wait := self._wait_needed()) > 0:
+                    await self._sleep(wait)
+                self._tokens -= 1.0
+        finally:
+            self._queued -= 1
         return self._clock() - started
 
     def observe(self, remaining: int | None, reset_after: float | None = None) -> None:
@@ -247,8 +274,12 @@ class TokenBucket:
         """
         if remaining is None:
             return
+        cap = _tokens_from_headers(remaining, reset_after, self._per_second, self._reserve)
+        if cap >= self._capacity:
+            return  # the service leaves more than the bucket ever holds: nothing to lower
         self._refill()
-        self._tokens = min(self._tokens, tokens_from_headers(remaining, reset_after, self._rate))
+        if cap < self._tokens:
+            self._tokens = cap
 
     def pause(self, seconds: float) -> None:
         """Hold every request until ``seconds`` from now, and empty the bucket."""

@@ -7,16 +7,20 @@ and when by the :class:`FastForward` clock, which every wait goes through.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import time
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from asyncclient import _headers
 from asyncclient._caller import Caller
-from asyncclient._protocol import Request, Response
+from asyncclient._protocol import Request, Response, parse_rate_limit
 from asyncclient.errors import (
     AmbiguousCreationError,
     APIConnectionError,
@@ -28,7 +32,7 @@ from asyncclient.errors import (
     RateLimitError,
 )
 from asyncclient.models import TalkingAvatarRequest
-from asyncclient.ratelimit import Plan, RateLimit, TokenBucket
+from asyncclient.ratelimit import Plan, RateLimit, TokenBucket, plan_for_limit
 from asyncclient.retry import RetryPolicy
 from tests.virtual_time import FastForward
 
@@ -301,3 +305,214 @@ async def test_x_ratelimit_remaining_lowers_the_tokens() -> None:
     assert bucket.tokens > 1000
     await caller.call("GET", "/v1/video/v1")
     assert bucket.tokens <= 3
+
+
+# -- rate-limit headers, read only when they can change something -------------------------
+
+
+DATE = "Wed, 21 Oct 2015 07:28:00 GMT"
+DATE_TS = int(datetime(2015, 10, 21, 7, 28, tzinfo=timezone.utc).timestamp())
+
+
+class CountingDates:
+    """Counts the HTTP dates the header parsers read."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.calls = 0
+        real = _headers.parsedate_to_datetime
+
+        def counted(value: str) -> datetime:
+            self.calls += 1
+            return real(value)
+
+        monkeypatch.setattr(_headers, "parsedate_to_datetime", counted)
+
+
+async def test_date_and_reset_are_read_only_once_none_remain(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    dates = CountingDates(monkeypatch)
+    plenty = {"Date": DATE, "X_RateLimit_Reset": str(DATE_TS + 30)}
+    caller, _, _, clock = rig(
+        *(answer(200, X_RateLimit_Remaining="1500", **plenty) for _ in range(3)),
+        answer(200, X_RateLimit_Remaining="0", **plenty),
+        answer(200),
+    )
+    for _ in range(3):
+        await caller.call("GET", "/v1/video/v1")
+    assert dates.calls == 0  # 1500 remain: nothing in Date or Reset can change the bucket
+    await caller.call("GET", "/v1/video/v1")
+    assert dates.calls == 1
+    # None remain and Reset is 30 s after Date: the next request waits for it (less the
+    # second Reset and Date may be off, plus the reserve Premium keeps: 29 s + 40 tokens).
+    started = clock.monotonic()
+    await caller.call("GET", "/v1/video/v1")
+    waited = clock.monotonic() - started
+    assert waited == pytest.approx(29.0 + 40 / Plan.PREMIUM.rate_limit.per_second, abs=0.01)
+
+
+_REMAINING = st.one_of(
+    st.integers(-3, 2500).map(str), st.sampled_from(["", "x", "1e3", " 7 ", "\u00b2", "nan"])
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    replies=st.lists(
+        st.fixed_dictionaries(
+            {"gap": st.floats(0, 5)},
+            optional={
+                "X-RateLimit-Remaining": _REMAINING,
+                "X-RateLimit-Reset": st.integers(DATE_TS - 5, DATE_TS + 90).map(str),
+                "X-RateLimit-Limit": st.sampled_from(["1000", "60", "junk", "0"]),
+            },
+        ),
+        min_size=1,
+        max_size=8,
+    )
+)
+def test_the_bucket_ends_as_a_full_parse_of_every_response_would_leave_it(
+    replies: list[dict[str, Any]],
+) -> None:
+    clock = FastForward(100.0)
+    lazy = TokenBucket(Plan.PREMIUM.rate_limit, clock=clock.monotonic, sleep=clock.sleep)
+    eager = TokenBucket(Plan.PREMIUM.rate_limit, clock=clock.monotonic, sleep=clock.sleep)
+    caller = Caller(FakeSender(clock), limiter=lazy, clock=clock)
+    for reply in replies:
+        clock.time += reply.pop("gap")
+        headers = {"Date": DATE, **reply}
+        caller._follow_headers(headers)
+        info = parse_rate_limit(headers)  # what the caller did before: everything, always
+        if info.limit is not None and info.limit < eager.rate.per_minute:
+            eager.set_rate(plan_for_limit(info.limit))
+        eager.observe(info.remaining, info.reset_after)
+        assert lazy.rate == eager.rate
+        assert lazy.tokens == pytest.approx(eager.tokens)
+
+
+async def test_a_limit_seen_before_is_followed_again_once_the_bucket_changed() -> None:
+    caller, _, bucket, _ = rig(*(answer(200, X_RateLimit_Limit="60") for _ in range(3)))
+    await caller.call("GET", "/v1/video/v1")
+    assert bucket.rate == Plan.STARTER.rate_limit
+    await caller.call("GET", "/v1/video/v1")  # the same text again: nothing to do
+    bucket.set_rate(Plan.PREMIUM.rate_limit)  # someone raised it meanwhile
+    await caller.call("GET", "/v1/video/v1")
+    assert bucket.rate == Plan.STARTER.rate_limit  # the service's word holds again
+
+
+async def test_garbage_rate_limit_headers_change_nothing_and_log_nothing(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    junk = "\x00\udcff" + "9" * 100
+    replies = [
+        answer(
+            200,
+            X_RateLimit_Limit=junk,
+            X_RateLimit_Remaining=junk,
+            X_RateLimit_Reset=junk,
+            Date=junk,
+            Retry_After=junk,
+        )
+        for _ in range(2)
+    ]
+    caller, _, bucket, _ = rig(*replies, adopt_limit=True)
+    before = bucket.tokens
+    with caplog.at_level(logging.WARNING, logger="asyncclient"):
+        await caller.call("GET", "/v1/video/v1")
+        await caller.call("GET", "/v1/video/v1")
+    assert bucket.rate == Plan.PREMIUM.rate_limit
+    assert bucket.tokens == pytest.approx(before - 2)
+    assert caplog.records == []
+
+
+class RecordingLimiter:
+    """A limiter of the caller's own: it is handed every field, as before."""
+
+    rate = Plan.PREMIUM.rate_limit
+
+    def __init__(self) -> None:
+        self.observed: list[tuple[int | None, float | None]] = []
+
+    async def acquire(self) -> float:
+        return 0.0
+
+    def observe(self, remaining: int | None, reset_after: float | None = None) -> None:
+        self.observed.append((remaining, reset_after))
+
+    def pause(self, seconds: float) -> None:
+        pass
+
+
+async def test_another_limiter_still_gets_every_header_of_every_response() -> None:
+    clock = FastForward(100.0)
+    limiter = RecordingLimiter()
+    reply = answer(200, X_RateLimit_Remaining="7", X_RateLimit_Reset=str(DATE_TS + 12), Date=DATE)
+    caller = Caller(FakeSender(clock, reply, answer(200)), limiter=limiter, clock=clock)
+    await caller.call("GET", "/v1/video/v1")
+    await caller.call("GET", "/v1/video/v1")
+    assert limiter.observed == [(7, 12.0), (None, None)]
+
+
+async def test_each_attempt_is_logged_at_debug_with_its_status(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caller, _, _, _ = rig(answer(500), answer(200, {"id": "v1"}))
+    with caplog.at_level(logging.DEBUG, logger="asyncclient"):
+        await caller.call("GET", "/v1/video/v1")
+    lines = [r.getMessage() for r in caplog.records if r.levelno == logging.DEBUG]
+    assert len(lines) == 2
+    assert lines[0].startswith("GET /v1/video/v1 -> 500 in ") and lines[0].endswith("(attempt 1)")
+    assert lines[1].startswith("GET /v1/video/v1 -> 200 in ") and lines[1].endswith("(attempt 2)")
+
+
+class NoWallClock(FastForward):
+    def now(self) -> datetime:
+        raise AssertionError("only a creation needs the time it was sent")
+
+
+async def test_only_a_creation_reads_the_wall_clock() -> None:
+    clock = NoWallClock(100.0)
+    bucket = TokenBucket(Plan.PREMIUM.rate_limit, clock=clock.monotonic, sleep=clock.sleep)
+    sender = FakeSender(clock, answer(200, {"id": "v1"}))
+    caller = Caller(sender, limiter=bucket, clock=clock)
+    envelope = await caller.call("GET", "/v1/video/v1")
+    assert envelope["data"] == {"id": "v1"}
+
+
+# -- submissions first -----------------------------------------------------------------------
+
+
+class HeldLimiter:
+    """A limiter whose tokens come only when the test says so."""
+
+    def __init__(self) -> None:
+        self.rate = Plan.FREE.rate_limit
+        self.granted = asyncio.Event()
+
+    async def acquire(self) -> float:
+        await self.granted.wait()
+        return 0.0
+
+    def observe(self, remaining: int | None, reset_after: float | None = None) -> None:
+        pass
+
+    def pause(self, seconds: float) -> None:
+        pass
+
+
+async def test_a_creation_waiting_for_a_token_holds_the_gate_a_read_does_not() -> None:
+    clock = FastForward(100.0)
+    limiter = HeldLimiter()
+    sender = FakeSender(clock, answer(200, {"id": "v1"}), answer(200, {"projectId": "p1"}))
+    caller = Caller(sender, limiter=limiter, clock=clock)
+    read = asyncio.ensure_future(caller.call("GET", "/v1/video/v1"))
+    await asyncio.sleep(0)
+    assert caller.gate.waiting == 0  # a read waiting for its token holds nothing back
+    made = asyncio.ensure_future(
+        caller.call("POST", CREATE, json={"script": "Hello"}, creation=creation())
+    )
+    await asyncio.sleep(0)
+    assert caller.gate.waiting == 1  # the poller's next read waits for this creation
+    limiter.granted.set()
+    await asyncio.gather(read, made)
+    assert caller.gate.waiting == 0

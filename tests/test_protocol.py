@@ -7,11 +7,19 @@ from datetime import datetime, timezone
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from asyncclient._headers import parse_limit, parse_remaining, parse_reset_after
 from asyncclient._protocol import (
+    JSON_HEADERS,
+    MAX_BODY_BYTES,
     RateLimitInfo,
     Request,
     Response,
+    _loads,
+    _nesting,
+    _parse_body,
     build_request,
     decode_envelope,
     parse_rate_limit,
@@ -365,3 +373,111 @@ def test_a_body_nested_past_any_limit_is_a_validation_error() -> None:
         inner = inner[0]
     with pytest.raises(ValidationError, match=r"metadata\.k\[0\].*nested deeper than 64 levels"):
         build_request("POST", "/v1/x", json_body={"metadata": {"k": deep}})
+
+
+# -- the per-call path: shared headers, the nesting shortcut, one header at a time ----------
+
+
+def test_a_plain_request_shares_one_read_only_set_of_headers() -> None:
+    plain = build_request("get", "/v1/video/v1")
+    assert (plain.method, plain.path, plain.params, plain.body) == ("GET", "/v1/video/v1", (), None)
+    assert plain.headers is JSON_HEADERS
+    assert dict(plain.headers) == {"Content-Type": "application/json", "Accept": "application/json"}
+    with pytest.raises(TypeError):
+        plain.headers["x-api-key"] = "leaked"  # type: ignore[index]
+    # Parameters that all drop out, and a body, take the checked way to the same headers.
+    assert build_request("GET", "/v1/video/list", params={"status": None}).params == ()
+    assert build_request("POST", "/v1/x", json_body={"a": 1}).headers is JSON_HEADERS
+
+
+def _parse_body_as_before(body: bytes, max_depth: int) -> tuple[Any, str | None]:
+    """What _parse_body did before its shortcut: always measure the nesting first."""
+    depth = _nesting(body, max_depth)
+    if depth is not None and depth > max_depth:
+        return None, "deep"
+    return (None if depth is None else _loads(body.decode("utf-8", errors="replace"))), None
+
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(alphabet='ab[]{}"\\\u00e9 ', max_size=6),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3)
+    ),
+    max_leaves=12,
+)
+
+
+@st.composite
+def _bodies(draw: st.DrawFn) -> bytes:
+    """JSON texts, some cut short, padded with brackets or broken UTF-8; or any bytes."""
+    if draw(st.booleans()):
+        return draw(st.binary(max_size=40))
+    body = json.dumps(draw(_JSON_VALUES), ensure_ascii=draw(st.booleans())).encode()
+    cut = draw(st.integers(0, len(body)))
+    tail = draw(st.sampled_from([b"", b"]", b"}", b"[", b"{", b"\xff", b'"', b"\\"]))
+    return (body[:cut] if draw(st.booleans()) else body) + tail
+
+
+@settings(max_examples=500, deadline=None)
+@given(body=_bodies(), max_depth=st.integers(0, 6))
+def test_the_nesting_shortcut_decides_every_body_as_the_full_measure_did(
+    body: bytes, max_depth: int
+) -> None:
+    text = body.decode("utf-8", errors="replace")
+    payload, broken = _parse_body(body, text, max_depth, MAX_BODY_BYTES)
+    expected, too_deep = _parse_body_as_before(body, max_depth)
+    assert repr(payload) == repr(expected)  # repr: NaN compares unequal to itself
+    assert (broken is None) == (too_deep is None)
+
+
+_NUMBERS = st.one_of(
+    st.integers(-5, 10**20).map(str),
+    st.sampled_from(["60", "0060", " 7 ", "2.5", "1e3", "-1", "+4", "inf", "nan", "1_000"]),
+    st.sampled_from(["\uff10", "\u00b2", "\u0661\u0662", "9" * 64, "9" * 65, "", " ", "1 2"]),
+    st.text(max_size=8),
+)
+_DATES = st.sampled_from(
+    ["Wed, 21 Oct 2015 07:28:00 GMT", "Wed, 21 Oct 2015 07:28:00 +0100", "junk", "", "-0000"]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    headers=st.fixed_dictionaries(
+        {},
+        optional={
+            "X-RateLimit-Limit": _NUMBERS,
+            "X-RateLimit-Remaining": _NUMBERS,
+            "X-RateLimit-Reset": st.one_of(_NUMBERS, st.integers(1445400000, 1445413000).map(str)),
+            "Date": _DATES,
+        },
+    )
+)
+def test_each_header_alone_reads_as_in_the_full_parse(headers: dict[str, str]) -> None:
+    full = parse_rate_limit(headers)
+    assert parse_limit(headers.get("X-RateLimit-Limit")) == full.limit
+    assert parse_remaining(headers.get("X-RateLimit-Remaining")) == full.remaining
+    after = parse_reset_after(headers)
+    if full.reset_after is None:
+        assert after is None
+    else:  # without a readable Date both measure from now, a moment apart
+        assert after == pytest.approx(full.reset_after, abs=1.0)
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("41", 41),
+        ("0041", 41),
+        ("9" * 64, 10_000_000),  # 64 digits: a number, clamped
+        ("9" * 65, None),  # too long to be one
+        ("\uff14\uff11", None),  # full-width digits: str.isdigit, but not ASCII
+        ("\u00b2", None),  # superscript two
+        (" 41 ", 41),  # the regular way still strips
+    ],
+)
+def test_plain_digits_take_the_short_way_to_the_same_number(
+    value: str, expected: int | None
+) -> None:
+    assert parse_remaining(value) == expected
+    assert parse_rate_limit({"X-RateLimit-Remaining": value}).remaining == expected

@@ -5,9 +5,11 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from asyncclient import Plan, RateLimit, TokenBucket
-from asyncclient.ratelimit import plan_for_limit, resolve_rate_limit
+from asyncclient.ratelimit import plan_for_limit, resolve_rate_limit, tokens_from_headers
 from tests.virtual_time import VirtualTime
 
 
@@ -176,3 +178,76 @@ async def test_reset_never_makes_the_bucket_more_generous() -> None:
     assert not task.done()
     await vt.advance(0.1)
     assert task.done()
+
+
+# -- the lock-free way in: only when nobody is ahead --------------------------------------
+
+
+async def test_a_token_free_with_nobody_queued_is_taken_without_waiting() -> None:
+    vt = VirtualTime()
+    b = bucket(vt, Plan.PREMIUM.rate_limit)
+    task = asyncio.create_task(b.acquire())
+    await asyncio.sleep(0)  # one step of the loop: no lock, no sleep
+    assert task.done() and task.result() == 0.0
+    assert b.tokens == pytest.approx(Plan.PREMIUM.rate_limit.client_capacity - 1)
+    assert vt.sleeps == []
+
+
+async def test_a_newcomer_never_overtakes_a_queued_waiter() -> None:
+    vt = VirtualTime()
+    b = bucket(vt, RateLimit(per_minute=60, burst=1))
+    await b.acquire()
+    first = asyncio.create_task(b.acquire())
+    await vt.settle()  # asleep until t=1
+    vt.now = 1.0  # the token is due, but the first waiter has not woken yet
+    second = asyncio.create_task(b.acquire())
+    await asyncio.sleep(0)
+    assert not second.done()  # a token is there, yet someone is ahead: it queues
+    await vt.advance(0.0)
+    assert first.done() and not second.done()
+    await vt.advance(1.0)
+    assert second.done()
+
+
+async def test_after_a_cancelled_waiter_the_next_free_token_is_taken_at_once() -> None:
+    vt = VirtualTime()
+    b = bucket(vt, RateLimit(per_minute=60, burst=1))
+    await b.acquire()
+    waiter = asyncio.create_task(b.acquire())
+    await vt.settle()
+    waiter.cancel()
+    await vt.settle()
+    assert waiter.cancelled()
+    vt.now = 5.0
+    task = asyncio.create_task(b.acquire())
+    await asyncio.sleep(0)
+    assert task.done()  # nobody is counted as queued any more
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    per_minute=st.floats(1, 1e6),
+    burst=st.integers(1, 5000),
+    before=st.integers(-5, 6000),
+    elapsed=st.floats(0, 100),
+    remaining=st.integers(-5, 10_000_000),
+    reset_after=st.none() | st.floats(0, 3600),
+)
+def test_observe_lowers_the_tokens_exactly_as_the_formula_says(
+    per_minute: float,
+    burst: int,
+    before: int,
+    elapsed: float,
+    remaining: int,
+    reset_after: float | None,
+) -> None:
+    vt = VirtualTime()
+    rate = RateLimit(per_minute=per_minute, burst=burst)
+    b = bucket(vt, rate)
+    b.observe(before)  # some level to start from
+    start = b.tokens
+    vt.now = elapsed
+    refilled = min(float(rate.client_capacity), start + elapsed * rate.per_second)
+    b.observe(remaining, reset_after)
+    expected = min(refilled, tokens_from_headers(remaining, reset_after, rate))
+    assert b.tokens == pytest.approx(expected)

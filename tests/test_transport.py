@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Awaitable, Callable
 
 import aiohttp
 import pytest
 from aiohttp import web
 
 from asyncclient._protocol import Request, build_request
-from asyncclient._transport import AiohttpTransport, Timeouts
+from asyncclient._transport import _SENDING, AiohttpTransport, Timeouts
 from asyncclient.errors import APIConnectionError, APITimeoutError
 from tests.conftest import Serve
 
@@ -208,3 +209,167 @@ async def test_no_answer_in_time_is_a_timeout_after_sending() -> None:
         await server.wait_closed()
     assert info.value.request_sent is True
     assert (info.value.method, info.value.path) == ("GET", "/v1/video/v1")
+
+
+# -- the per-request path: shared headers, the request class, the read timer --------------
+
+
+async def test_a_built_get_carries_the_key_the_user_agent_and_json_headers(serve: Serve) -> None:
+    seen: list[web.Request] = []
+    url = await serve(echo_app(seen))
+    transport = AiohttpTransport(url, KEY, user_agent="ua/2")
+    try:
+        for _ in range(2):  # the prepared headers serve every request alike
+            assert (await transport.send(build_request("GET", "/v1/echo"))).status == 200
+    finally:
+        await transport.aclose()
+    for received in seen:
+        assert received.headers.getall("x-api-key") == [KEY]
+        assert received.headers["User-Agent"] == "ua/2"
+        assert received.headers["Accept"] == "application/json"
+
+
+async def test_whether_a_request_left_is_forgotten_once_it_is_answered(serve: Serve) -> None:
+    url = await serve(echo_app([]))
+    transport = AiohttpTransport(url, KEY)
+    try:
+        await transport.send(Request("GET", "/v1/echo"))
+        assert _SENDING.get() is None
+    finally:
+        await transport.aclose()
+    dead = AiohttpTransport("http://127.0.0.1:9", KEY)  # discard port: refused
+    try:
+        with pytest.raises(APIConnectionError):
+            await dead.send(Request("POST", "/v1/project/create", body=b"{}"))
+        assert _SENDING.get() is None
+    finally:
+        await dead.aclose()
+
+
+async def http_server(
+    respond: Callable[[asyncio.StreamWriter, int], Awaitable[None]],
+) -> tuple[asyncio.Server, str, list[int]]:
+    """A raw HTTP/1.1 server: ``respond(writer, n)`` answers the n-th request of a connection.
+
+    Returns the server, its URL and the count of requests per connection.
+    """
+    connections: list[int] = []
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        connections.append(0)
+        index = len(connections) - 1
+        try:
+            while True:
+                await reader.readuntil(b"\r\n\r\n")
+                connections[index] += 1
+                await respond(writer, connections[index])
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    return server, f"http://127.0.0.1:{port}", connections
+
+
+def head(length: int) -> bytes:
+    return (
+        b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+        + f"Content-Length: {length}\r\n\r\n".encode()
+    )
+
+
+async def test_a_body_that_keeps_coming_is_read_however_long_it_takes() -> None:
+    body = b'{"success":true,"data":"' + b"x" * 8 + b'"}'
+
+    async def drip(writer: asyncio.StreamWriter, n: int) -> None:
+        writer.write(head(len(body)))
+        for i in range(0, len(body), 4):  # a pause shorter than `read` between chunks
+            await writer.drain()
+            await asyncio.sleep(0.03)
+            writer.write(body[i : i + 4])
+        await writer.drain()
+
+    server, url, _ = await http_server(drip)
+    transport = AiohttpTransport(url, KEY, timeouts=Timeouts(connect=1.0, read=0.1, total=10.0))
+    try:
+        response = await transport.send(Request("GET", "/v1/video/v1"))  # 9 pauses: 0.27 s
+    finally:
+        await transport.aclose()
+        server.close()
+        await server.wait_closed()
+    assert response.body == body
+
+
+async def test_a_body_that_stops_coming_is_a_timeout() -> None:
+    release = asyncio.Event()
+
+    async def stall(writer: asyncio.StreamWriter, n: int) -> None:
+        writer.write(head(100) + b'{"success":')
+        await writer.drain()
+        await release.wait()
+
+    server, url, _ = await http_server(stall)
+    transport = AiohttpTransport(url, KEY, timeouts=Timeouts(connect=1.0, read=0.05, total=10.0))
+    try:
+        with pytest.raises(APITimeoutError) as info:
+            await transport.send(Request("GET", "/v1/video/v1"))
+    finally:
+        release.set()
+        await transport.aclose()
+        server.close()
+        await server.wait_closed()
+    assert info.value.request_sent is True
+
+
+async def test_a_connection_idle_longer_than_read_is_reused_without_a_timeout() -> None:
+    body = b'{"success":true}'
+
+    async def quick(writer: asyncio.StreamWriter, n: int) -> None:
+        writer.write(head(len(body)) + body)
+        await writer.drain()
+
+    server, url, connections = await http_server(quick)
+    transport = AiohttpTransport(url, KEY, timeouts=Timeouts(connect=1.0, read=0.05, total=10.0))
+    try:
+        for _ in range(3):
+            assert (await transport.send(Request("GET", "/v1/video/v1"))).body == body
+            await asyncio.sleep(0.12)  # the read timer of the last request comes and goes
+    finally:
+        await transport.aclose()
+        server.close()
+        await server.wait_closed()
+    assert connections == [3]  # one keep-alive connection answered all three
+
+
+async def test_a_shorter_read_timeout_on_a_later_request_is_kept() -> None:
+    release = asyncio.Event()
+    body = b'{"success":true}'
+
+    async def once_then_stall(writer: asyncio.StreamWriter, n: int) -> None:
+        if n == 1:
+            writer.write(head(len(body)) + body)
+            await writer.drain()
+        else:
+            await release.wait()
+
+    server, url, connections = await http_server(once_then_stall)
+    # The second request, on the same connection, times out after its own 0.05 s.
+    transport = AiohttpTransport(url, KEY, timeouts=Timeouts(connect=1.0, read=30.0, total=60.0))
+    try:
+        await transport.send(Request("GET", "/v1/video/v1"))
+        with pytest.raises(APITimeoutError):
+            await asyncio.wait_for(
+                transport.send(
+                    Request("GET", "/v1/video/v1"),
+                    timeouts=Timeouts(connect=1.0, read=0.05, total=60.0),
+                ),
+                timeout=10.0,  # far beyond 0.05 s, far below 30 s
+            )
+    finally:
+        release.set()
+        await transport.aclose()
+        server.close()
+        await server.wait_closed()
+    assert connections == [2]
