@@ -212,12 +212,8 @@ class Batch:
                     await self._budget.learn(job)  # a row sent before tells
                     rows.start(self._await, item, job)
                 return
-        if not await self._budget.admit():
-            self._finish(item, _R.SKIPPED, error="credit budget reached")
-            return
-        await self._sem.acquire()
-        await self._space()
-        rows.start(self._submit_and_await, item)
+        if await self._take_turn(item):
+            rows.start(self._submit_and_await, item)
 
     async def _settle_cut_off(self, item: Item, state: RowState) -> None:
         job = await self._settle_interrupted(item, state)
@@ -229,12 +225,18 @@ class Batch:
             await self._await(item, job)
             return
         self._budget.uncount()  # the service made nothing: the row is submitted afresh
+        if await self._take_turn(item):
+            await self._submit_and_await(item)
+
+    async def _take_turn(self, item: Item) -> bool:
+        """Admit the row under the budget, then wait for a slot and its spacing; False
+        (the row skipped) once the budget is reached."""
         if not await self._budget.admit():
             self._finish(item, _R.SKIPPED, error="credit budget reached")
-            return
+            return False
         await self._sem.acquire()
         await self._space()
-        await self._submit_and_await(item)
+        return True
 
     async def _space(self) -> None:
         """Wait for this submission's turn, ``spacing`` after the one before.

@@ -257,13 +257,12 @@ class Poller:
         comparing every job before and after.
         """
         self.stats.rounds += 1
-        with_ids = 0
-        project_only = False
+        with_ids = project_only = 0
         for job in jobs:
             ids = len(job.video_ids)
             with_ids += ids
-            project_only = project_only or not ids
-        self.stats.job_rounds += with_ids + sum(1 for j in jobs if not j.video_ids)
+            project_only += not ids
+        self.stats.job_rounds += with_ids + project_only  # one GET a video, or a job
         list_cost = math.ceil(len(jobs) / _PAGE)
         if project_only or with_ids > list_cost:
             return await self._list_round(jobs)
