@@ -1,35 +1,61 @@
-"""Submissions first: background reads wait while a paid creation waits for a token.
+"""Submissions first: background reads wait while paid creations need the tokens.
 
 A client's creations and its poller share one rate limit, first come, first served. On
 a small plan a bulk run's submissions queue for tokens, and every token a poll takes
 delays the next submission, so the run ends later than the plan allows. The client
-keeps one :class:`Gate`: the request path holds it open (:meth:`Gate.foreground`) while
-a creation waits for its token, and the poller awaits :meth:`Gate.turn` before each read,
-so polling takes only the tokens the submissions leave and catches up after them.
+keeps one :class:`Gate`, and the poller awaits :meth:`Gate.turn` before each read. Two
+things hold background reads back:
+
+- a creation waiting for its token (the request path holds :meth:`Gate.foreground`);
+- creations announced ahead (a batch's rows not yet sent, :meth:`Gate.expect`) that
+  the tokens on hand do not cover: a read goes out only while the limiter holds at
+  least one token beyond them, so polling takes only what the submissions leave, and
+  catches up once they are sent. Without a way to count the limiter's tokens (a
+  limiter shared through Redis), announced creations do not hold reads back.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-__all__ = ["Gate"]
+__all__ = ["Ahead", "Gate"]
 
 
 class Gate:
-    """Counts foreground waiters; background work takes its turn when there are none."""
+    """Counts foreground work; background work takes its turn when none needs the tokens.
 
-    __slots__ = ("_clear", "_waiting")
+    Args:
+        spare: The limiter's tokens now (the token bucket's ``tokens``), to tell
+            whether announced creations leave one over; ``None`` when unknown.
+    """
 
-    def __init__(self) -> None:
+    __slots__ = ("_ahead", "_clear", "_spare", "_waiting")
+
+    def __init__(self, spare: Callable[[], float] | None = None) -> None:
         self._waiting = 0
+        self._ahead = 0
+        self._spare = spare
         self._clear: asyncio.Event | None = None
 
     @property
     def waiting(self) -> int:
         """Foreground waiters now."""
         return self._waiting
+
+    @property
+    def ahead(self) -> int:
+        """Creations announced and not yet sent."""
+        return self._ahead
+
+    def held(self) -> bool:
+        """Whether background work must wait now."""
+        if self._waiting:
+            return True
+        if self._ahead and self._spare is not None:
+            return self._spare() - self._ahead < 1.0
+        return False
 
     @contextmanager
     def foreground(self) -> Iterator[None]:
@@ -39,13 +65,56 @@ class Gate:
             yield
         finally:
             self._waiting -= 1
-            if not self._waiting and self._clear is not None:
-                self._clear.set()
-                self._clear = None
+            self._changed()
+
+    def expect(self, count: int) -> Ahead:
+        """Announce ``count`` creations to come; each is let go with :meth:`Ahead.sent`."""
+        return Ahead(self, count)
+
+    def _release(self, count: int) -> None:
+        self._ahead -= count
+        self._changed()
+
+    def _changed(self) -> None:
+        if self._clear is not None and not self.held():
+            self._clear.set()
+            self._clear = None
 
     async def turn(self) -> None:
-        """Return once no foreground work waits (at once when none does)."""
-        while self._waiting:
+        """Return once no foreground work needs the tokens (at once when none does).
+
+        Announced creations are weighed again whenever one of them is sent or a
+        foreground wait ends (a batch sends at least every ``spacing``).
+        """
+        while self.held():
             if self._clear is None:
                 self._clear = asyncio.Event()
             await self._clear.wait()
+
+
+class Ahead:
+    """Creations a batch has announced to its client's gate, let go one by one."""
+
+    __slots__ = ("_gate", "_left")
+
+    def __init__(self, gate: Gate, count: int) -> None:
+        self._gate = gate
+        self._left = max(0, count)
+        gate._ahead += self._left
+
+    @property
+    def left(self) -> int:
+        """Announced creations not yet let go."""
+        return self._left
+
+    def sent(self) -> None:
+        """One announced creation is past its submission (sent, skipped or settled)."""
+        if self._left:
+            self._left -= 1
+            self._gate._release(1)
+
+    def close(self) -> None:
+        """Let go of every creation still announced (the batch's submissions ended)."""
+        if self._left:
+            left, self._left = self._left, 0
+            self._gate._release(left)

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from asyncclient._budget import CreditBudget
 from asyncclient._clock import SYSTEM_CLOCK, Clock
+from asyncclient._gate import Ahead, Gate
 from asyncclient._journal import Journal, RowState
 from asyncclient._prepared import PreparedCreation
 from asyncclient._rows import (
@@ -88,6 +89,8 @@ class Batch:
         batch_id: Names the batch in its journal.
         clock: Spaces submissions and times the progress.
         settings: Spacing, concurrency, journal, budget, ... (:class:`BatchSettings`).
+        gate: The client's gate: the rows still to send are announced to it, so that
+            polling takes only the tokens they leave (submissions first).
     """
 
     def __init__(
@@ -99,8 +102,12 @@ class Batch:
         batch_id: str,
         clock: Clock = SYSTEM_CLOCK,
         settings: BatchSettings | None = None,
+        gate: Gate | None = None,
     ) -> None:
         self.settings = settings or BatchSettings()
+        self._gate = gate
+        self._ahead: Ahead | None = None
+        self._unsent: set[int] = set()  # rows not yet past their submission
         self._prepare = prepare
         self._submitter = submitter
         self._jobs = jobs
@@ -184,14 +191,31 @@ class Batch:
                 if item.problems:
                     self._finish(item, _R.REJECTED, error="; ".join(item.problems))
             self._report()
+            self._announce(items)
             async with TaskScope() as rows:
                 for item in items:
                     if not item.problems:
                         await self._start(item, rows)
         finally:
+            if self._ahead is not None:
+                self._ahead.close()
             if self._journal is not None:
                 self._journal.close()
         return self.results
+
+    def _announce(self, items: list[Item]) -> None:
+        """Tell the client's gate how many creations are to come (submissions first)."""
+        self._unsent = {item.index for item in items if not item.problems}
+        if self._gate is not None and self._unsent:
+            self._ahead = self._gate.expect(len(self._unsent))
+
+    def _passed(self, item: Item) -> None:
+        """The row is past its submission (sent, refused, skipped, or known from the
+        journal): polling need not leave a token for it any more."""
+        if item.index in self._unsent:
+            self._unsent.discard(item.index)
+            if self._ahead is not None:
+                self._ahead.sent()
 
     async def _start(self, item: Item, rows: TaskScope) -> None:
         """Submit one row (or pick it up from the journal) and await it in ``rows``."""
@@ -207,6 +231,7 @@ class Batch:
                 return
             job = self._resume(state)
             if job is not None or state.event is JournalEvent.DONE:
+                self._passed(item)
                 self._budget.count()
                 if job is not None:
                     await self._budget.learn(job)  # a row sent before tells
@@ -217,6 +242,8 @@ class Batch:
 
     async def _settle_cut_off(self, item: Item, state: RowState) -> None:
         job = await self._settle_interrupted(item, state)
+        if job is not None:
+            self._passed(item)
         if isinstance(job, Unknown):  # may have been paid: counted, never resent
             self._finish(item, _R.UNRESOLVED, error=job.reason)
             return
@@ -232,6 +259,7 @@ class Batch:
         """Admit the row under the budget, then wait for a slot and its spacing; False
         (the row skipped) once the budget is reached."""
         if not await self._budget.admit():
+            self._passed(item)
             self._finish(item, _R.SKIPPED, error="credit budget reached")
             return False
         await self._sem.acquire()
@@ -286,6 +314,7 @@ class Batch:
         except APIError as exc:  # a refusal: the service made nothing
             error = str(exc)
         finally:
+            self._passed(item)
             self._sem.release()
         self._budget.refund()
         self._record(JournalEvent.REJECTED, item, error=error, api=True)
@@ -329,6 +358,7 @@ class Batch:
         return job
 
     async def _await(self, item: Item, job: VideoJob) -> None:
+        self._passed(item)  # (already, on every way here; never wait for polling unannounced)
         job.read_detail = False  # the list's record is outcome enough: a GET saved per row
         if self._rows[item.index] is _R.PENDING:  # a row an earlier run submitted
             self._move(item, _R.SUBMITTED)
@@ -370,6 +400,7 @@ class Batch:
         job: VideoJob | None = None,
         video: VideoDetail | None = None,
     ) -> None:
+        self._passed(item)
         self._move(item, status)
         result = RowResult(
             index=item.index,
@@ -415,6 +446,7 @@ def request_batch(
     submitter: Submitter,
     jobs: JobMaker,
     clock: Clock = SYSTEM_CLOCK,
+    gate: Gate | None = None,
     **options: Unpack[BatchOptions],
 ) -> Batch:
     """The batch of ``client.batch``: every request named, checked and serialised once.
@@ -435,4 +467,5 @@ def request_batch(
         batch_id=bid,
         clock=clock,
         settings=BatchSettings(**options),
+        gate=gate,
     )

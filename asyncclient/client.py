@@ -12,13 +12,14 @@ import functools
 import ipaddress
 import os
 import ssl
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from asyncclient._caller import Caller, ClientStats
 from asyncclient._clock import SYSTEM_CLOCK, Clock
+from asyncclient._gate import Gate
 from asyncclient._transport import AiohttpTransport, ClientSession, Timeouts
 from asyncclient._version import __version__
 from asyncclient.jobs import Jobs
@@ -53,6 +54,14 @@ _NO_API_KEY = (
     "no API key: pass api_key=... or set the ASYNCCLIENT_API_KEY environment variable "
     "(keys are made in the service's dashboard under settings, API keys)."
 )
+
+
+def _spare_tokens(limiter: Limiter) -> Callable[[], float] | None:
+    """How the gate counts the tokens on hand: the in-process bucket's count, else
+    unknown (a limiter shared through Redis counts on the server)."""
+    if isinstance(limiter, TokenBucket):
+        return lambda: limiter.tokens
+    return None
 
 
 def _is_loopback(host: str) -> bool:
@@ -155,6 +164,7 @@ class AsyncClient:
             retry=retry,
             clock=self._clock,
             adopt_limit=adopt_limit,
+            gate=Gate(spare=_spare_tokens(limiter)),
         )
         self._compose(polling)
 
@@ -261,7 +271,12 @@ class AsyncClient:
         from asyncclient.batch import request_batch  # the batch machinery loads on first use
 
         return request_batch(
-            list(requests), submitter=self.projects, jobs=self.jobs, clock=self._clock, **options
+            list(requests),
+            submitter=self.projects,
+            jobs=self.jobs,
+            clock=self._clock,
+            gate=self._caller.gate,
+            **options,
         )
 
     async def request(

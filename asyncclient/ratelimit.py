@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import enum
-import math
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
@@ -62,20 +61,24 @@ class RateLimit:
         return self.per_minute / 60.0
 
     @property
-    def client_capacity(self) -> int:
-        """The burst a client allows itself: ``burst`` less a small reserve.
+    def reserve(self) -> float:
+        """Tokens the client keeps back for latency jitter: what the plan refills in 50 ms.
 
         Requests reach the service after a latency that varies; a client spending
-        tokens at exactly the plan's rate would then now and then arrive early
-        and get a 429. The reserve absorbs that jitter: 2% of the burst, or what
-        the plan refills in 50 ms, whichever is more, and at least one token
-        (when the burst has more than one). The steady rate is unchanged; only
-        the first burst is a little smaller.
+        tokens at exactly the plan's rate would then now and then arrive a little
+        early and get a 429. The reserve absorbs that: the tokens the plan refills
+        in 50 ms (a fraction of a token on most plans), never so much that a
+        single token could not be taken.
         """
-        if self.burst <= 1:
-            return self.burst
-        reserve = max(1, round(self.burst * 0.02), math.ceil(self.per_second * _JITTER_SECONDS))
-        return self.burst - min(self.burst - 1, reserve)
+        return min(float(self.burst - 1), self.per_second * _JITTER_SECONDS)
+
+    @property
+    def client_capacity(self) -> float:
+        """The burst a client allows itself: ``burst`` less :attr:`reserve`.
+
+        The steady rate is unchanged; only the first burst is a little smaller.
+        """
+        return self.burst - self.reserve
 
     def scaled(self, factor: float) -> RateLimit:
         """The same limit with time running ``factor`` times faster (for the emulator)."""
@@ -136,13 +139,11 @@ def tokens_from_headers(remaining: int, reset_after: float | None, rate: RateLim
     ``Date`` are whole seconds, so their difference may be up to a second too
     long, and we trust it less that second rather than wait for nothing.
     """
-    return _tokens_from_headers(
-        remaining, reset_after, rate.per_second, rate.burst - rate.client_capacity
-    )
+    return _tokens_from_headers(remaining, reset_after, rate.per_second, rate.reserve)
 
 
 def _tokens_from_headers(
-    remaining: int, reset_after: float | None, per_second: float, reserve: int
+    remaining: int, reset_after: float | None, per_second: float, reserve: float
 ) -> float:
     if remaining <= 0 and reset_after is not None:
         return 1.0 - max(0.0, reset_after - 1.0) * per_second - reserve
@@ -202,9 +203,9 @@ class TokenBucket:
     def _set_limits(self, rate: RateLimit) -> None:
         # What every acquire and observe reads, worked out once per rate.
         self._rate = rate
-        self._capacity = float(rate.client_capacity)
+        self._capacity = rate.client_capacity
         self._per_second = rate.per_second
-        self._reserve = rate.burst - rate.client_capacity
+        self._reserve = rate.reserve
 
     def __repr__(self) -> str:
         return f"<TokenBucket {self._rate.per_minute}/min burst {self._rate.burst}>"
@@ -266,6 +267,13 @@ class TokenBucket:
     def observe(self, remaining: int | None, reset_after: float | None = None) -> None:
         """Lower the tokens to what the service says remain (it may count other clients).
 
+        ``X-RateLimit-Remaining`` is a whole number: the service holds at least that
+        many tokens and less than one more. While the bucket's own count lies in that
+        band (less the reserve) it agrees with the service and is kept, so the
+        fraction of a token the header cannot show is not thrown away at every
+        response; once it lies above the band, something else spent tokens of the
+        key and the bucket drops to the header's count.
+
         Args:
             remaining: ``X-RateLimit-Remaining``.
             reset_after: Seconds until ``X-RateLimit-Reset``, read against the
@@ -278,7 +286,10 @@ class TokenBucket:
         if cap >= self._capacity:
             return  # the service leaves more than the bucket ever holds: nothing to lower
         self._refill()
-        if cap < self._tokens:
+        if remaining <= 0 and reset_after is not None:
+            if cap < self._tokens:  # the next token's time is known: wait for it
+                self._tokens = cap
+        elif self._tokens >= cap + 1.0:  # above the band the header allows
             self._tokens = cap
 
     def pause(self, seconds: float) -> None:

@@ -354,6 +354,48 @@ async def test_polling_leaves_submissions_their_share() -> None:
     assert creations(emu) == 60
 
 
+def _reads(emu: Emulator) -> list[tuple[float, str]]:
+    return [(r.time, r.path) for r in emu.requests if r.path.startswith("/v1/video/")]
+
+
+async def test_a_batch_that_needs_every_token_sends_before_any_poll() -> None:
+    """Submissions first (issue 11): 40 rows on the Free plan need more tokens than the
+    bucket holds, so the poller reads nothing until the last creation is sent, then
+    catches up."""
+    scale = 600.0
+    async with Emulator(time_scale=scale, seed=4, processing_seconds=60) as emu:
+        key = emu.add_team(plan="free", credits=100_000)
+        rate = Plan.FREE.rate_limit.scaled(scale)
+        quick = PollPolicy(min_interval=0.0, max_interval=0.0)
+        async with AsyncClient(key, base_url=emu.url, plan=rate, polling=quick) as client:
+            results = await client.templates.generate_many("tpl_welcome", rows(40), spacing=0)
+    assert [r.status for r in results] == ["completed"] * 40
+    last_post = max(r.time for r in emu.requests if r.path == CREATE)
+    reads = _reads(emu)
+    assert reads and all(t >= last_post for t, _ in reads)  # none before the last creation
+    assert emu.counters.rate_limited == 0
+
+
+async def test_a_batch_the_tokens_cover_lets_polling_go_on() -> None:
+    """On a plan with tokens to spare, the poller reads while the batch still sends."""
+    scale = 60.0
+    async with Emulator(time_scale=scale, seed=4, processing_seconds=60) as emu:
+        key = emu.add_team(plan="premium", credits=100_000)
+        rate = Plan.PREMIUM.rate_limit.scaled(scale)
+        quick = PollPolicy(min_interval=0.0, max_interval=0.0)
+        async with AsyncClient(key, base_url=emu.url, plan=rate, polling=quick) as client:
+            batch = client.templates.generate_many("tpl_welcome", rows(4), spacing=1.0 / scale)
+            task = asyncio.ensure_future(batch)
+            mover = asyncio.ensure_future(_move(emu))
+            try:
+                results = await task
+            finally:
+                mover.cancel()
+    assert [r.status for r in results] == ["completed"] * 4
+    posts = [r.time for r in emu.requests if r.path == CREATE]
+    assert any(posts[0] < t < posts[-1] for t, _ in _reads(emu))
+
+
 # -- money: a row's outcome tells the truth about what was paid ---------------------------
 
 

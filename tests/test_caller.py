@@ -344,11 +344,11 @@ async def test_date_and_reset_are_read_only_once_none_remain(
     await caller.call("GET", "/v1/video/v1")
     assert dates.calls == 1
     # None remain and Reset is 30 s after Date: the next request waits for it (less the
-    # second Reset and Date may be off, plus the reserve Premium keeps: 29 s + 40 tokens).
+    # second Reset and Date may be off, plus the reserve Premium keeps: 29 s + 50 ms).
     started = clock.monotonic()
     await caller.call("GET", "/v1/video/v1")
     waited = clock.monotonic() - started
-    assert waited == pytest.approx(29.0 + 40 / Plan.PREMIUM.rate_limit.per_second, abs=0.01)
+    assert waited == pytest.approx(29.05, abs=0.01)
 
 
 _REMAINING = st.one_of(

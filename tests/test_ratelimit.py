@@ -40,26 +40,38 @@ def test_custom_limits_and_bad_ones() -> None:
 
 
 @pytest.mark.parametrize(
-    ("burst", "capacity"), [(1, 1), (2, 1), (20, 19), (100, 98), (500, 490), (2000, 1960)]
+    ("per_minute", "burst", "capacity"),
+    [
+        (60, 1, 1.0),  # a single token is never held back
+        (60, 2, 1.95),  # one a second: 50 ms of refill is 0.05 of a token
+        (10, 20, 20 - 10 / 60 * 0.05),  # Free: the reserve is a small fraction of a token
+        (1000, 2000, 2000 - 1000 / 60 * 0.05),
+        (6000, 20, 15.0),  # 100 a second: 50 ms of jitter is 5 tokens
+        (600_000, 20, 1.0),  # more than the burst in 50 ms: one token is still allowed
+    ],
 )
-def test_client_keeps_a_small_reserve_of_the_burst(burst: int, capacity: int) -> None:
-    assert RateLimit(per_minute=60, burst=burst).client_capacity == capacity
-
-
-def test_a_fast_plan_keeps_50_ms_of_refill_in_reserve() -> None:
-    # 100 a second: 50 ms of jitter is 5 tokens, more than 2% of a burst of 20.
-    assert RateLimit(per_minute=6000, burst=20).client_capacity == 15
+def test_client_keeps_50_ms_of_refill_in_reserve(
+    per_minute: float, burst: int, capacity: float
+) -> None:
+    rate = RateLimit(per_minute=per_minute, burst=burst)
+    assert rate.client_capacity == pytest.approx(capacity)
+    assert rate.reserve == pytest.approx(burst - capacity)
 
 
 async def test_burst_is_free_then_one_token_per_refill_interval() -> None:
     vt = VirtualTime()
-    b = bucket(vt)  # Free: 19 of the 20 at once (one kept in reserve), then one every 6 s
+    b = bucket(vt)  # Free: the 20 tokens less 50 ms of refill (1/120 of a token)
     for _ in range(19):
         assert await b.acquire() == 0.0
     assert vt.sleeps == []
+    twentieth = asyncio.create_task(b.acquire())
+    await vt.settle()
+    assert vt.sleeps == [pytest.approx(0.05)]  # the reserve: 50 ms of refill
+    await vt.advance(0.05)
+    assert twentieth.done()
     task = asyncio.create_task(b.acquire())
     await vt.settle()
-    assert vt.sleeps == [pytest.approx(6.0)]
+    assert vt.sleeps[-1] == pytest.approx(6.0)
     await vt.advance(5.9)
     assert not task.done()
     await vt.advance(0.1)
@@ -69,13 +81,15 @@ async def test_burst_is_free_then_one_token_per_refill_interval() -> None:
 
 async def test_refill_is_exact_and_capped_at_burst() -> None:
     vt = VirtualTime()
-    b = bucket(vt, RateLimit(per_minute=60, burst=6))  # capacity 5
+    rate = RateLimit(per_minute=60, burst=6)  # capacity 5.95: 0.05 of a token in reserve
+    b = bucket(vt, rate)
     for _ in range(5):
         await b.acquire()
+    assert b.tokens == pytest.approx(0.95)
     await vt.advance(2.5)
-    assert b.tokens == pytest.approx(2.5)
+    assert b.tokens == pytest.approx(3.45)
     await vt.advance(100)
-    assert b.tokens == pytest.approx(5.0)
+    assert b.tokens == pytest.approx(rate.client_capacity) == pytest.approx(5.95)
 
 
 async def test_waiters_are_served_first_come_first_served() -> None:
@@ -119,19 +133,33 @@ async def test_a_cancelled_waiter_takes_no_token() -> None:
 async def test_service_remaining_lowers_our_tokens_but_never_raises_them() -> None:
     vt = VirtualTime()
     b = bucket(vt)
-    # Free keeps a reserve of one token, so "3 remain" leaves the client 2.
-    b.observe(3)
-    assert b.tokens == pytest.approx(2.0)
+    r = Plan.FREE.rate_limit.reserve  # 1/120 of a token
+    b.observe(3)  # the service holds 3 to 4 tokens: a full bucket drops to 3, less the reserve
+    assert b.tokens == pytest.approx(3 - r)
     b.observe(15)
-    assert b.tokens == pytest.approx(2.0)
+    assert b.tokens == pytest.approx(3 - r)
     b.observe(None)
-    assert b.tokens == pytest.approx(2.0)
-    b.observe(0)  # -1: the reserve is rebuilt on the service's side first
+    assert b.tokens == pytest.approx(3 - r)
+    b.observe(0)  # nothing left: the reserve is rebuilt on the service's side first
     task = asyncio.create_task(b.acquire())
-    await vt.advance(11.9)
+    await vt.advance(6.0)
     assert not task.done()
-    await vt.advance(0.1)
+    await vt.advance(0.1)  # 6 s for the token, 0.05 s for the reserve
     assert task.done()
+
+
+async def test_the_fraction_the_header_cannot_show_is_kept() -> None:
+    """Remaining is a whole number: a bucket whose own count lies in the header's band
+    keeps its fraction; one above the band drops to the header (spec 8.1)."""
+    vt = VirtualTime()
+    b = bucket(vt)
+    r = Plan.FREE.rate_limit.reserve
+    b.observe(3)
+    await vt.advance(3.0)  # half a token refilled: 3.5 on the service's side
+    b.observe(3)  # "3": the service holds 3 to 4, and so 3.5 agrees
+    assert b.tokens == pytest.approx(3.5 - r)
+    b.observe(2)  # above the band: something else spent tokens of the key
+    assert b.tokens == pytest.approx(2 - r)
 
 
 async def test_pause_holds_every_request_until_it_ends() -> None:
@@ -150,7 +178,7 @@ async def test_set_rate_keeps_tokens_within_the_new_burst() -> None:
     vt = VirtualTime()
     b = bucket(vt, Plan.PREMIUM.rate_limit)
     b.set_rate(Plan.FREE.rate_limit)
-    assert b.tokens == pytest.approx(19.0)
+    assert b.tokens == pytest.approx(Plan.FREE.rate_limit.client_capacity)
     assert b.rate == Plan.FREE.rate_limit
 
 
@@ -159,9 +187,9 @@ async def test_reset_with_none_remaining_sets_when_the_next_token_comes() -> Non
     b = bucket(vt)  # Free: one token every 6 s
     b.observe(0, reset_after=9.0)  # the service: nothing for 9 s (another process used it)
     task = asyncio.create_task(b.acquire())
-    # Reset and Date are whole seconds, so 9 s is trusted as 8; then one token (6 s)
-    # of reserve is rebuilt: 14 s.
-    await vt.advance(13.9)
+    # Reset and Date are whole seconds, so 9 s is trusted as 8; then the reserve
+    # (50 ms of refill) is rebuilt: 8.05 s.
+    await vt.advance(8.0)
     assert not task.done()
     await vt.advance(0.1)
     assert task.done()
@@ -172,6 +200,9 @@ async def test_reset_never_makes_the_bucket_more_generous() -> None:
     b = bucket(vt)
     for _ in range(19):
         await b.acquire()
+    twentieth = asyncio.create_task(b.acquire())
+    await vt.advance(0.05)
+    assert twentieth.done() and b.tokens == pytest.approx(0.0)
     b.observe(0, reset_after=1.0)  # sooner than our own refill: we keep our 6 s
     task = asyncio.create_task(b.acquire())
     await vt.advance(5.9)
@@ -247,7 +278,15 @@ def test_observe_lowers_the_tokens_exactly_as_the_formula_says(
     b.observe(before)  # some level to start from
     start = b.tokens
     vt.now = elapsed
-    refilled = min(float(rate.client_capacity), start + elapsed * rate.per_second)
+    refilled = min(rate.client_capacity, start + elapsed * rate.per_second)
     b.observe(remaining, reset_after)
-    expected = min(refilled, tokens_from_headers(remaining, reset_after, rate))
+    cap = tokens_from_headers(remaining, reset_after, rate)
+    if cap >= rate.client_capacity:
+        expected = refilled  # more than the bucket ever holds
+    elif remaining <= 0 and reset_after is not None:
+        expected = min(refilled, cap)  # the next token's time is known
+    elif refilled >= cap + 1.0:
+        expected = cap  # above the band a whole number allows
+    else:
+        expected = refilled  # within it: the bucket's own fraction is kept
     assert b.tokens == pytest.approx(expected)

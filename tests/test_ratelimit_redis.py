@@ -42,11 +42,13 @@ async def redis(redis_url: str) -> AsyncIterator[object]:
 
 
 async def test_burst_then_a_computed_wait(redis: object) -> None:
-    bucket = RedisTokenBucket(redis, "t1", RateLimit(per_minute=60, burst=4))  # capacity 3
+    bucket = RedisTokenBucket(redis, "t1", RateLimit(per_minute=60, burst=4))  # capacity 3.95
     assert [await bucket._reserve(take=True) for _ in range(3)] == [0.0, 0.0, 0.0]
     wait = await bucket._reserve(take=True)
-    assert 0.9 < wait <= 1.0  # one token a second; nothing was taken
-    assert await bucket.tokens() < 0.2
+    assert 0.0 < wait <= 0.05  # 0.95 left: the reserve is 50 ms at one token a second
+    bucket.observe(1)  # the service: one left, so 0.95 for the client
+    await bucket._reserve(take=False)
+    assert await bucket.tokens() < 1.0
 
 
 async def test_two_buckets_with_one_name_share_tokens(redis: object) -> None:
@@ -64,13 +66,13 @@ async def test_observe_and_pause_reach_every_process(redis: object) -> None:
     rate = Plan.PREMIUM.rate_limit
     a = RedisTokenBucket(redis, "sync", rate)
     b = RedisTokenBucket(redis, "sync", rate)
-    a.observe(41)  # the service says 41 remain; the client keeps 40 of them in reserve
+    a.observe(2)  # the service says 2 remain; the client keeps 50 ms of refill in reserve
     assert await a._reserve(take=True) == 0.0
     assert await b._reserve(take=True) > 0  # so only one could be taken, by any process
     a.observe(0, reset_after=12.0)  # Premium refills 1000/min: 12 s means others used it
     await a._reserve(take=False)  # observations travel with the next call of the one told
-    # 12 s less the header's one-second granularity, plus the 40-token reserve at 1000/min.
-    expected = 11.0 + 40 / (1000 / 60)
+    # 12 s less the header's one-second granularity, plus the 50 ms reserve.
+    expected = 11.0 + 0.05
     assert expected - 0.1 < await b._reserve(take=True) <= expected
     a.pause(30)
     await a._reserve(take=False)

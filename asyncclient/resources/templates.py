@@ -153,4 +153,5 @@ class Templates(Resource):
             batch_id=batch_id_of("template", template_id),
             clock=self._clock,
             settings=settings,
+            gate=self._caller.gate,
         )
