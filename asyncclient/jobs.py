@@ -19,15 +19,13 @@ What is known of the videos lives in a :class:`~asyncclient._tracking.JobState`
 
 from __future__ import annotations
 
-import asyncio
 import html
-from collections.abc import AsyncIterator, Callable, Generator
-from contextlib import AbstractAsyncContextManager
+from collections.abc import AsyncIterator, Generator
 from typing import Any
 
-import anyio
 from attrs import frozen
 
+from asyncclient import _deadlines
 from asyncclient._tracking import JobState
 from asyncclient.errors import JobTimeoutError
 from asyncclient.models.videos import CreatedProject, VideoDetail
@@ -37,29 +35,6 @@ __all__ = ["DEFAULT_WAIT_TIMEOUT", "JobUpdate", "Jobs", "VideoJob"]
 
 DEFAULT_WAIT_TIMEOUT = 3600.0
 """How long ``await job`` waits before :class:`JobTimeoutError` (one hour)."""
-
-# A waiting job's deadline is a cancel scope: the standard library's on Python 3.11+,
-# which costs about 1.9 KB less per waiting job than anyio's (benchmarks/memory.py),
-# and anyio's on 3.10, which has none.
-class _FailAfter:
-    """anyio's ``fail_after`` as an async context manager (Python 3.10)."""
-
-    __slots__ = ("_scope",)
-
-    def __init__(self, delay: float | None) -> None:
-        self._scope = anyio.fail_after(delay)
-
-    async def __aenter__(self) -> None:
-        self._scope.__enter__()
-
-    async def __aexit__(self, *exc: Any) -> bool | None:
-        return self._scope.__exit__(*exc)
-
-
-_deadline: Callable[[float | None], AbstractAsyncContextManager[Any]] = getattr(
-    asyncio, "timeout", _FailAfter
-)
-
 
 @frozen
 class JobUpdate:
@@ -196,8 +171,9 @@ class VideoJob:
     def __await__(self) -> Generator[Any, None, VideoDetail]:
         return self.wait().__await__()
 
-    # A deadline of the job's own (a cancel scope inside), as asyncio.wait_for has one.
-    async def wait(self, timeout: float | None = DEFAULT_WAIT_TIMEOUT) -> VideoDetail:  # noqa: ASYNC109
+    # A deadline of the job's own, as asyncio.wait_for has one (on a timer shared by
+    # every waiting job: asyncclient._deadlines).
+    async def wait(self, timeout: float | None = DEFAULT_WAIT_TIMEOUT) -> VideoDetail:
         """Wait until the job is done and return the (first) video's detail.
 
         Args:
@@ -213,23 +189,27 @@ class VideoJob:
         self._waiters += 1
         if self._waiters == 1:
             self._poller.watch(state)
+        expiry = _deadlines.start(timeout) if timeout is not None else None
         try:
-            async with _deadline(timeout):
-                while not self.done():
-                    waiter = state.waiter()  # awaited bare: no coroutine frame per job
-                    try:
-                        await waiter
-                    finally:
-                        state.forget(waiter)
-        except TimeoutError:
-            raise JobTimeoutError(
-                video_id=self.video_id,
-                project_id=self.project_id,
-                status=self.status,
-                progress=self.progress,
-                timeout=float(timeout or 0),
-            ) from None
+            while not self.done():
+                if expiry is not None and expiry.expired:
+                    raise JobTimeoutError(
+                        video_id=self.video_id,
+                        project_id=self.project_id,
+                        status=self.status,
+                        progress=self.progress,
+                        timeout=float(timeout or 0),
+                    )
+                waiter = state.waiter()  # awaited bare: no coroutine frame per job
+                if expiry is not None:
+                    expiry.waiter = waiter
+                try:
+                    await waiter
+                finally:
+                    state.forget(waiter)
         finally:
+            if expiry is not None:
+                _deadlines.end(expiry)
             self._waiters -= 1
             if self._waiters == 0:
                 self._poller.unwatch(state)
