@@ -7,9 +7,10 @@ or batches (they sit above it and take it as an argument).
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Coroutine, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 from asyncclient._clock import SYSTEM_CLOCK, Clock
@@ -33,6 +34,8 @@ if TYPE_CHECKING:  # annotations only: the creation models load when a creation 
 __all__ = ["Caller", "ClientStats", "Sender"]
 
 logger = logging.getLogger("asyncclient")
+_debug = functools.partial(logger.isEnabledFor, logging.DEBUG)
+"""Whether an attempt is logged: the logger's own cached answer (level changes clear it)."""
 
 
 class Sender(Protocol):
@@ -103,7 +106,7 @@ class Caller:
     def __repr__(self) -> str:
         return f"<Caller {self.limiter!r}>"
 
-    async def call(
+    def call(
         self,
         method: str,
         path: str,
@@ -111,8 +114,11 @@ class Caller:
         params: Mapping[str, Any] | None = None,
         json: Any = None,
         creation: CreationRequest | None = None,
-    ) -> Envelope:
-        """Send a request and return the decoded envelope.
+    ) -> Coroutine[Any, Any, Envelope]:
+        """Send a request and return the decoded envelope (``await caller.call(...)``).
+
+        The request is built at once (a :class:`~asyncclient.errors.ValidationError` is
+        raised then); what is awaited is :meth:`send` itself, a coroutine less a call.
 
         Args:
             method: HTTP method.
@@ -127,34 +133,40 @@ class Caller:
             APIError: What the service or the connection answered, after the retries.
         """
         request = build_request(method, path, params=params, json_body=json)
-        return await self.send(request, creation=creation)
+        return self.send(request, creation=creation)
 
     async def send(self, request: Request, *, creation: CreationRequest | None = None) -> Envelope:
         """Send ``request`` with the limiter, the retry policy and the ambiguity rule."""
         started = self.clock.monotonic()
         sent_at = self.clock.now() if creation is not None else None  # only an ambiguity says it
         attempt = 0
-        self.stats.requests += 1
+        stats = self.stats
+        stats.requests += 1
         while True:
             attempt += 1
-            self.stats.attempts += 1
+            stats.attempts += 1
             if creation is None:
                 await self.limiter.acquire()
             else:
                 with self.gate.foreground():  # polling waits while a creation does
                     await self.limiter.acquire()
             try:
-                return await self._attempt(request, attempt)
+                if _debug():
+                    return await self._logged_attempt(request, attempt)
+                # The attempt, inline (a coroutine less a call); _logged_attempt is the same.
+                response = await self.transport.send(request)
+                self._follow_headers(response.headers)
+                return decode_envelope(request, response)
             except APIError as exc:
                 if isinstance(exc, RateLimitError):
-                    self.stats.rate_limited += 1
+                    stats.rate_limited += 1
                     self.limiter.pause(exc.retry_after if exc.retry_after is not None else 1.0)
                 delay = self.retry(attempt, exc, elapsed=self.clock.monotonic() - started)
                 if delay is None:
                     if creation is not None and is_ambiguous(exc):
                         raise _ambiguous(request, creation, exc, sent_at) from exc
                     raise
-                self.stats.retries += 1
+                stats.retries += 1
                 logger.info(
                     "%s %s failed (%s); retry %d in %.2f s",
                     request.method,
@@ -165,14 +177,8 @@ class Caller:
                 )
                 await self.clock.sleep(delay)
 
-    async def _attempt(self, request: Request, attempt: int) -> Envelope:
-        if logger.isEnabledFor(logging.DEBUG):
-            return await self._logged_attempt(request, attempt)
-        response = await self.transport.send(request)
-        self._follow_headers(response.headers)
-        return decode_envelope(request, response)
-
     async def _logged_attempt(self, request: Request, attempt: int) -> Envelope:
+        """One attempt, with its DEBUG line (method, path, status, time, attempt)."""
         started = time.perf_counter()  # the log line's duration, not pacing
         status: int | str = "error"
         try:

@@ -143,6 +143,13 @@ def parse_limit(value: object) -> int | None:
 
 def parse_remaining(value: object) -> int | None:
     """``X-RateLimit-Remaining``, clamped to ``0 .. MAX_LIMIT``; None when absent or unreadable."""
+    if isinstance(value, str) and value.isdigit() and value.isascii():
+        # The usual header, on every response: plain digits, read exactly (as _number
+        # would, up to its length; past MAX_LIMIT the clamp hides float's rounding).
+        if len(value) <= _MAX_NUMBER_CHARS:
+            count = int(value)
+            return count if count <= MAX_LIMIT else MAX_LIMIT
+        return None
     remaining = _number(value)
     if remaining is None:
         return None

@@ -6,10 +6,17 @@ checks, no JSON here; redirects are never followed (aiohttp would forward the
 ``request_sent`` telling whether any byte of the request left the client.
 
 The per-request path does no more than a hand-written aiohttp GET: the headers
-of a built request and the aiohttp timeouts are made once per transport; whether a
-request went out is told by the session's request class (:class:`_TrackedRequest`,
-through aiohttp's ``request_class``) rather than by trace hooks, which aiohttp would run
-five times a request. aiohttp's own connection and timeout code is used as is.
+of a built request are made once per transport; whether a request went out is told by
+the session's request class (:class:`_TrackedRequest`, through aiohttp's
+``request_class``) rather than by trace hooks, which aiohttp would run five times a
+request. aiohttp's own connection code and its ``connect`` timeout are used as is.
+
+The ``total`` and ``read`` timeouts of :meth:`AiohttpTransport.send` are kept by one
+loop timer per transport for every attempt in flight (:class:`_Deadlines`),
+not by aiohttp's three timers an attempt, which cost a request about as much CPU as
+the rest of the SDK's own code. An attempt past a deadline is cancelled and the
+cancellation becomes :class:`~asyncclient.errors.APITimeoutError`, as aiohttp and
+``asyncio.timeout`` do it.
 
 :meth:`AiohttpTransport.stream_get` fetches a signed download URL (spec 2.3) in
 chunks on the same session: it sends no API key, so it follows redirects.
@@ -20,8 +27,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import math
 import ssl
+import sys
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from typing import Any
 from urllib.parse import urlsplit
 
 import aiohttp
@@ -29,7 +39,7 @@ from aiohttp.connector import Connection
 from attrs import frozen
 from multidict import CIMultiDict, CIMultiDictProxy
 
-from asyncclient._protocol import JSON_HEADERS, Request, Response
+from asyncclient._protocol import JSON_HEADERS, Request, Response, response_of
 from asyncclient.errors import APIConnectionError, APITimeoutError
 
 __all__ = ["AiohttpTransport", "ClientSession", "Stream", "Timeouts", "redact_url"]
@@ -77,16 +87,115 @@ def redact_url(url: str) -> str:
     return f"{parts.scheme}://{parts.netloc}{parts.path}"
 
 
-class _SendState:
-    """Per-request flag, set once the request starts going out on a connection."""
+class _Attempt:
+    """One attempt in flight: whether it started going out, and when it is out of time.
 
-    __slots__ = ("sent",)
+    ``due`` is when its ``total`` runs out (``inf``: never); ``read`` is the ``read``
+    timeout (``0.0``: none), whose deadline ``read_at`` restarts when the request is
+    written, when the response's head is in and at each chunk of the body.
+    """
 
-    def __init__(self) -> None:
+    __slots__ = ("cancelling", "due", "expired", "read", "read_at", "sent", "task")
+
+    def __init__(self, task: asyncio.Task[Any] | None, due: float, read: float) -> None:
         self.sent = False
+        self.task = task
+        self.due = due
+        self.read = read
+        self.read_at = math.inf  # the read timer runs once the request is written
+        self.expired = False
+        self.cancelling = 0
+
+    def started_sending(self) -> None:
+        self.sent = True
+        if self.read:
+            self.read_at = self.task.get_loop().time() + self.read if self.task else math.inf
+
+    def received(self, now: float) -> None:
+        """Bytes of the response came: the read timer starts again."""
+        if self.read:
+            self.read_at = now + self.read
+
+    def deadline(self, now: float) -> float:
+        """When it runs out of time, or a time not after that (while it is not sent yet)."""
+        if self.read and not self.sent:
+            return min(self.due, now + self.read)  # the read timer cannot end sooner
+        return min(self.due, self.read_at)
 
 
-_SENDING: contextvars.ContextVar[_SendState | None] = contextvars.ContextVar(
+class _Deadlines:
+    """The deadlines of one transport's attempts in flight, watched by one loop timer.
+
+    The timer is set for the nearest deadline an attempt may have when it comes in
+    (with the transport's timeouts that is never nearer than the one already set); an
+    attempt that ends just leaves. When the timer fires, the attempts out of time are
+    cancelled (:meth:`AiohttpTransport.send` makes that a timeout) and the timer is set
+    for the nearest deadline of the others: about once a ``read`` or ``total`` while
+    requests come and go, whatever their number.
+    """
+
+    __slots__ = ("_at", "_attempts", "_handle", "_loop")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._attempts: dict[_Attempt, None] = {}
+        self._handle: asyncio.TimerHandle | None = None
+        self._at = math.inf
+
+    def add(self, state: _Attempt, earliest: float) -> None:
+        self._attempts[state] = None
+        if earliest < self._at:
+            self._arm(earliest)
+
+    def discard(self, state: _Attempt) -> None:
+        self._attempts.pop(state, None)
+
+    def _arm(self, at: float) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+        self._at = at
+        self._handle = self._loop.call_at(at, self._fire) if at < math.inf else None
+
+    def _fire(self) -> None:
+        self._handle, self._at = None, math.inf
+        now = self._loop.time()
+        nearest = math.inf
+        for state in list(self._attempts):
+            at = state.deadline(now)
+            if at > now:
+                nearest = min(nearest, at)
+                continue
+            del self._attempts[state]
+            if state.task is not None and not state.task.done():
+                state.expired = True
+                state.task.cancel()
+        if nearest < math.inf:
+            self._arm(nearest)
+
+    def time(self) -> float:
+        return self._loop.time()
+
+    def close(self) -> None:
+        self._arm(math.inf)
+        self._attempts.clear()
+
+
+def _seconds(limit: float | None) -> float:
+    """A timeout in seconds; ``0.0`` for none (``None`` or not positive, as aiohttp reads it)."""
+    return limit if limit is not None and limit > 0 else 0.0
+
+
+def _timed_out(state: _Attempt) -> bool:
+    """Whether a cancellation of the attempt is its own timeout (not the caller's cancel)."""
+    if not state.expired:
+        return False
+    if sys.version_info >= (3, 11) and state.task is not None:
+        # As asyncio.timeout: take our cancel back; one from elsewhere too is theirs.
+        return state.task.uncancel() <= state.cancelling
+    return True
+
+
+_SENDING: contextvars.ContextVar[_Attempt | None] = contextvars.ContextVar(
     "asyncclient_sending", default=None
 )
 """The state of the request the current task is sending (set around ``session.request``)."""
@@ -102,7 +211,7 @@ class _TrackedRequest(aiohttp.ClientRequest):
     async def send(self, conn: Connection) -> aiohttp.ClientResponse:
         state = _SENDING.get()
         if state is not None:
-            state.sent = True
+            state.started_sending()
         return await super().send(conn)
 
 
@@ -129,7 +238,8 @@ class AiohttpTransport:
         self._session = session
         self._owns_session = session is None
         self._timeouts = timeouts or Timeouts()
-        self._client_timeout = self._timeouts.to_aiohttp()
+        self._connect_timeout = _connect_only(self._timeouts)
+        self._deadlines: _Deadlines | None = None  # made in the running loop, on first use
         self._ssl = ssl_context
         self._user_agent = user_agent
         self._closed = False
@@ -171,10 +281,11 @@ class AiohttpTransport:
             APIConnectionError: Connection refused, reset or dropped.
         """
         session = self._get_session()
-        state = _SendState()
         given = request.headers
         headers = self._json_headers if given is JSON_HEADERS else self._headers(given)
-        timeout = self._client_timeout if timeouts is None else timeouts.to_aiohttp()
+        limits = self._timeouts if timeouts is None else timeouts
+        total, read = _seconds(limits.total), _seconds(limits.read)
+        state = self._start(total, read)
         token = _SENDING.set(state)
         try:
             async with session.request(
@@ -184,16 +295,51 @@ class AiohttpTransport:
                 data=request.body,
                 headers=headers,
                 allow_redirects=False,
-                timeout=timeout,
+                timeout=self._aiohttp_timeout(state, timeouts),
             ) as resp:
-                body = await resp.read()
-                return Response(resp.status, resp.headers, body)
-        except (asyncio.TimeoutError, aiohttp.ClientError) as exc:
+                body = await _read_body(resp, state)
+                return response_of(resp.status, resp.headers, body)
+        except (asyncio.CancelledError, asyncio.TimeoutError, aiohttp.ClientError) as exc:
+            sent = self._sent(state)
+            if _timed_out(state):  # our cancel, whatever aiohttp made of it
+                raise APITimeoutError(
+                    "request timed out", method=request.method, path=request.path, request_sent=sent
+                ) from None
+            if isinstance(exc, asyncio.CancelledError):
+                raise
             raise _connection_error(
-                exc, method=request.method, path=request.path, sent=self._sent(state)
+                exc, method=request.method, path=request.path, sent=sent
             ) from exc
         finally:
             _SENDING.reset(token)
+            if self._deadlines is not None:
+                self._deadlines.discard(state)
+
+    def _aiohttp_timeout(self, state: _Attempt, timeouts: Timeouts | None) -> aiohttp.ClientTimeout:
+        """What aiohttp is to time: ``connect``, or all of it for an attempt we do not watch."""
+        if state.task is None:
+            return (timeouts or self._timeouts).to_aiohttp()
+        return self._connect_timeout if timeouts is None else _connect_only(timeouts)
+
+    def _start(self, total: float, read: float) -> _Attempt:
+        """The state of a new attempt, its deadlines watched (when it has any).
+
+        A caller's session has aiohttp's own request class, which does not say when the
+        request is written (when ``read`` starts): aiohttp then keeps every timeout.
+        """
+        if not (total or read) or not self._owns_session:
+            return _Attempt(None, math.inf, 0.0)
+        task = asyncio.current_task()
+        watch = self._deadlines
+        if watch is None:
+            watch = self._deadlines = _Deadlines(asyncio.get_running_loop())
+        now = watch.time()
+        state = _Attempt(task, now + total if total else math.inf, read)
+        if task is not None:
+            if sys.version_info >= (3, 11):
+                state.cancelling = task.cancelling()
+            watch.add(state, now + min(total or math.inf, read or math.inf))
+        return state
 
     @contextlib.asynccontextmanager
     async def stream_get(
@@ -239,13 +385,15 @@ class AiohttpTransport:
         except (asyncio.TimeoutError, aiohttp.ClientError) as exc:
             raise _connection_error(exc, method="GET", path=where) from exc
 
-    def _sent(self, state: _SendState) -> bool:
+    def _sent(self, state: _Attempt) -> bool:
         # A caller's session has aiohttp's own request class: we cannot know, assume sent.
         return state.sent if self._owns_session else True
 
     async def aclose(self) -> None:
         """Close the session if we created it; a caller's session is left open."""
         self._closed = True
+        if self._deadlines is not None:
+            self._deadlines.close()
         session, self._session = self._session, None
         if session is not None and self._owns_session and not session.closed:
             await session.close()
@@ -282,3 +430,25 @@ async def _chunks(
             yield chunk
     except (asyncio.TimeoutError, aiohttp.ClientError) as exc:
         raise _connection_error(exc, method="GET", path=where) from exc
+
+
+def _connect_only(timeouts: Timeouts) -> aiohttp.ClientTimeout:
+    """What aiohttp keeps of an attempt's timeouts: getting a connection (the rest is ours)."""
+    return aiohttp.ClientTimeout(total=None, connect=timeouts.connect, sock_read=None)
+
+
+async def _read_body(resp: aiohttp.ClientResponse, state: _Attempt) -> bytes:
+    """The whole body, the read timer started again at the head and at each chunk."""
+    content = resp.content
+    if state.read:
+        state.received(state.task.get_loop().time() if state.task else 0.0)
+    chunk = await content.readany()
+    if content.at_eof():  # the usual body: all there in one chunk
+        return chunk
+    chunks = [chunk]
+    while chunk:
+        if state.read and state.task is not None:
+            state.received(state.task.get_loop().time())
+        chunk = await content.readany()
+        chunks.append(chunk)
+    return b"".join(chunks)

@@ -30,6 +30,7 @@ from asyncclient.errors import (
     APITimeoutError,
     InternalServerError,
     RateLimitError,
+    ValidationError,
 )
 from asyncclient.models import TalkingAvatarRequest
 from asyncclient.ratelimit import Plan, RateLimit, TokenBucket, plan_for_limit
@@ -115,6 +116,22 @@ async def test_get_retried_on_500_then_succeeds_sleeping_on_the_clock() -> None:
     assert clock.sleeps == [0.5, 1.0]
     assert sender.times == [100.0, 100.5, 101.5]
     assert stats(caller) == (1, 3, 2, 0)
+
+
+def test_a_request_that_cannot_be_sent_is_refused_when_called_counting_nothing() -> None:
+    # call() builds the request at once and hands back send() itself to await: what
+    # cannot be sent raises then, with no coroutine left unawaited and nothing counted.
+    caller, sender, _, _ = rig()
+    with pytest.raises(ValidationError, match="x: must be a finite number"):
+        caller.call("POST", "/v1/x", json={"x": float("nan")})
+    assert sender.requests == [] and stats(caller) == (0, 0, 0, 0)
+
+
+async def test_call_hands_back_the_send_coroutine_itself() -> None:
+    caller, _, _, _ = rig(answer(200, {"id": "v1"}))
+    pending = caller.call("GET", "/v1/video/v1")
+    assert asyncio.iscoroutine(pending) and pending.cr_code is Caller.send.__code__
+    assert (await pending)["data"] == {"id": "v1"}
 
 
 async def test_get_gives_up_after_the_policys_attempts() -> None:

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import json
+import re
+from array import array
 from datetime import datetime, timezone
+from itertools import accumulate
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from asyncclient._headers import parse_limit, parse_remaining, parse_reset_after
+from asyncclient._headers import MAX_LIMIT, _number, parse_limit, parse_remaining, parse_reset_after
 from asyncclient._protocol import (
     JSON_HEADERS,
     MAX_BODY_BYTES,
@@ -298,6 +301,19 @@ def test_nesting_up_to_the_limit_is_parsed() -> None:
         decode_envelope(REQ, _resp(200, _nested(4)), max_depth=3)
 
 
+@pytest.mark.parametrize("pad", [0, 10_000])  # a large body is measured without counting
+def test_small_and_large_bodies_meet_the_same_depth_limit(pad: int) -> None:
+    def body(depth: int) -> bytes:
+        inner = b"[" * (depth - 1) + b"]" * (depth - 1)
+        return b'{"success":true,"pad":"' + b"[" * pad + b'","data":' + inner + b"}"
+
+    assert decode_envelope(REQ, _resp(200, body(64)))["pad"] == "[" * pad
+    with pytest.raises(APIResponseValidationError, match="deeper than 64 levels"):
+        decode_envelope(REQ, _resp(200, body(65)))
+    with pytest.raises(APIResponseValidationError, match="not a JSON object"):
+        decode_envelope(REQ, _resp(200, body(3)[:-1]))  # one left open
+
+
 def test_brackets_inside_strings_do_not_count_as_nesting() -> None:
     text = '[[[{{ \\" ]]] \\\\' * 50
     env = decode_envelope(REQ, _resp(200, {"success": True, "data": {"name": text}}))
@@ -390,12 +406,35 @@ def test_a_plain_request_shares_one_read_only_set_of_headers() -> None:
     assert build_request("POST", "/v1/x", json_body={"a": 1}).headers is JSON_HEADERS
 
 
+_STRING = re.compile(rb'"[^"\\]*(?:\\.?[^"\\]*)*"?', re.DOTALL)
+_STEPS = bytes.maketrans(b"[{]}", b"\x01\x01\xff\xff")
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+
+
+def _nesting_as_before(body: bytes, limit: int) -> int | None:
+    """The nesting measure as first written: the JSON string pattern on the whole body.
+
+    Past ``limit`` it says so (the depth) whether or not the brackets pair up.
+    """
+    steps = array("b", _STRING.sub(b"", body).translate(_STEPS, _NOT_BRACKETS))
+    sums = list(accumulate(steps, initial=0))
+    if max(sums) > limit:
+        return max(sums)
+    return max(sums) if min(sums) == 0 and sums[-1] == 0 else None
+
+
 def _parse_body_as_before(body: bytes, max_depth: int) -> tuple[Any, str | None]:
-    """What _parse_body did before its shortcut: always measure the nesting first."""
-    depth = _nesting(body, max_depth)
+    """What _parse_body did before its shortcuts: always measure the nesting first."""
+    depth = _nesting_as_before(body, max_depth)
     if depth is not None and depth > max_depth:
         return None, "deep"
-    return (None if depth is None else _loads(body.decode("utf-8", errors="replace"))), None
+    text = body.decode("utf-8", errors="replace")
+    if depth is None or not text.strip():
+        return None, None
+    try:
+        return json.loads(text), None
+    except (ValueError, RecursionError):
+        return None, None
 
 
 _JSON_VALUES = st.recursive(
@@ -430,6 +469,61 @@ def test_the_nesting_shortcut_decides_every_body_as_the_full_measure_did(
     assert (broken is None) == (too_deep is None)
 
 
+# Bodies made of what decides nesting: quotes, backslashes (alone and in runs), brackets.
+_SKELETAL = st.lists(
+    st.sampled_from(["[", "]", "{", "}", '"', "\\", "\\\\", '\\"', "a", "\\u00e9", ":", ","]),
+    max_size=40,
+).map(lambda parts: "".join(parts).encode())
+
+
+@settings(max_examples=2000, deadline=None)
+@given(body=st.one_of(_SKELETAL, _bodies()), limit=st.integers(0, 6))
+@example(body=rb'["\\", "[[[[[[["]', limit=1)  # an escaped backslash, then a closing quote
+@example(body=rb'["\"[[[[[[[", 1]', limit=1)  # an escaped quote inside a string
+@example(body=rb'[1, \"[[[[[["]', limit=1)  # a backslash outside strings: no JSON
+def test_the_nesting_measure_pairs_quotes_and_escapes_as_the_json_string_pattern_does(
+    body: bytes, limit: int
+) -> None:
+    # The skeleton's shortcuts (escaped backslashes and quotes first, then quote pairs)
+    # give the depth the pattern gave on the whole body; past the limit, a depth past it.
+    depth, before = _nesting(body, limit), _nesting_as_before(body, limit)
+    if before is not None and before > limit:
+        assert depth is not None and depth > limit
+    else:
+        assert depth == before
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        " ",
+        '{"a": 1}',
+        ' {"a": 1}',
+        '{"a": 1} \r\n\t',
+        '{"a": 1} x',
+        '{"a": 1}\x0c',
+        "[1, 2]",
+        '"s"',
+        "7",
+        "-1.5e3",
+        "true",
+        "null",
+        "NaN",
+        "-Infinity",
+        "{",
+        "\ufeff{}",
+        "{}{}",
+    ],
+)
+def test_loads_reads_what_json_loads_reads(text: str) -> None:
+    try:
+        expected = json.loads(text)
+    except ValueError:
+        expected = None
+    assert repr(_loads(text)) == repr(expected)
+
+
 _NUMBERS = st.one_of(
     st.integers(-5, 10**20).map(str),
     st.sampled_from(["60", "0060", " 7 ", "2.5", "1e3", "-1", "+4", "inf", "nan", "1_000"]),
@@ -462,6 +556,16 @@ def test_each_header_alone_reads_as_in_the_full_parse(headers: dict[str, str]) -
         assert after is None
     else:  # without a readable Date both measure from now, a moment apart
         assert after == pytest.approx(full.reset_after, abs=1.0)
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    value=st.one_of(_NUMBERS, st.integers(0, 10**70).map(str), st.text("0123456789", max_size=66))
+)
+def test_remaining_reads_as_the_general_number_rule_clamped(value: str) -> None:
+    number = _number(value)
+    expected = None if number is None else int(min(MAX_LIMIT, max(0, number)))
+    assert parse_remaining(value) == expected
 
 
 @pytest.mark.parametrize(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 from collections.abc import Awaitable, Callable
 
 import aiohttp
@@ -15,7 +16,7 @@ import pytest
 from aiohttp import web
 
 from asyncclient._protocol import Request, build_request
-from asyncclient._transport import _SENDING, AiohttpTransport, Timeouts
+from asyncclient._transport import _SENDING, AiohttpTransport, Timeouts, _Attempt, _Deadlines
 from asyncclient.errors import APIConnectionError, APITimeoutError
 from tests.conftest import Serve
 
@@ -373,3 +374,137 @@ async def test_a_shorter_read_timeout_on_a_later_request_is_kept() -> None:
         server.close()
         await server.wait_closed()
     assert connections == [2]
+
+
+# -- total and read: one loop timer per transport, not aiohttp's three per attempt ---------
+
+
+async def test_a_body_that_keeps_coming_past_total_is_a_timeout() -> None:
+    body = b'{"success":true,"data":"' + b"x" * 40 + b'"}'
+
+    async def drip(writer: asyncio.StreamWriter, n: int) -> None:
+        writer.write(head(len(body)))
+        for i in range(0, len(body), 2):  # every pause well within `read`
+            await writer.drain()
+            await asyncio.sleep(0.02)
+            writer.write(body[i : i + 2])
+        await writer.drain()
+
+    server, url, _ = await http_server(drip)
+    transport = AiohttpTransport(url, KEY, timeouts=Timeouts(connect=1.0, read=0.5, total=0.2))
+    try:
+        with pytest.raises(APITimeoutError) as info:
+            await transport.send(Request("GET", "/v1/video/v1"))
+    finally:
+        await transport.aclose()
+        server.close()
+        await server.wait_closed()
+    assert info.value.request_sent is True
+
+
+async def test_a_timeout_leaves_the_task_uncancelled_and_a_cancel_stays_a_cancel() -> None:
+    release = asyncio.Event()
+
+    async def stall(writer: asyncio.StreamWriter, n: int) -> None:
+        await release.wait()
+
+    server, url, _ = await http_server(stall)
+    transport = AiohttpTransport(url, KEY, timeouts=Timeouts(connect=1.0, read=0.05, total=5.0))
+    try:
+        with pytest.raises(APITimeoutError):
+            await transport.send(Request("GET", "/v1/video/v1"))
+        task = asyncio.current_task()
+        assert task is not None
+        if hasattr(task, "cancelling"):  # 3.11+: the timeout took its cancel back
+            assert task.cancelling() == 0
+        await asyncio.sleep(0)  # and nothing is left to cancel the task later
+        # The caller's own cancel is a cancel, not a timeout, even once the deadline is past.
+        sending = asyncio.create_task(transport.send(Request("GET", "/v1/video/v1")))
+        await asyncio.sleep(0.01)
+        sending.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await sending
+        assert transport._deadlines is not None and not transport._deadlines._attempts
+    finally:
+        release.set()
+        await transport.aclose()
+        server.close()
+        await server.wait_closed()
+
+
+async def test_many_attempts_share_one_loop_timer(monkeypatch: pytest.MonkeyPatch) -> None:
+    body = b'{"success":true}'
+
+    async def quick(writer: asyncio.StreamWriter, n: int) -> None:  # sets no timers itself
+        writer.write(head(len(body)) + body)
+        await writer.drain()
+
+    server, url, _ = await http_server(quick)
+    transport = AiohttpTransport(url, KEY)
+    loop = asyncio.get_running_loop()
+    timers: list[float] = []
+    call_at = loop.call_at
+
+    def counting_call_at(when: float, *args: object, **kwargs: object) -> asyncio.TimerHandle:
+        timers.append(when)
+        return call_at(when, *args, **kwargs)  # type: ignore[arg-type]
+
+    try:
+        await asyncio.gather(*(transport.send(Request("GET", "/v1/a")) for _ in range(10)))
+        monkeypatch.setattr(loop, "call_at", counting_call_at)
+        for _ in range(3):  # on the connections made above
+            await asyncio.gather(*(transport.send(Request("GET", "/v1/a")) for _ in range(10)))
+    finally:
+        monkeypatch.undo()
+        await transport.aclose()
+        server.close()
+        await server.wait_closed()
+    # aiohttp's total, connect and read timers would be 3 or 4 an attempt: 90 or more.
+    assert len(timers) <= 1
+
+
+async def test_a_callers_session_keeps_the_read_timeout() -> None:
+    # Without our request class nothing says when the request is written: aiohttp
+    # keeps every timeout of such an attempt, as before.
+    release = asyncio.Event()
+
+    async def stall(writer: asyncio.StreamWriter, n: int) -> None:
+        writer.write(head(100) + b'{"success":')
+        await writer.drain()
+        await release.wait()
+
+    server, url, _ = await http_server(stall)
+    session = aiohttp.ClientSession()
+    transport = AiohttpTransport(
+        url, KEY, session=session, timeouts=Timeouts(connect=1.0, read=0.05, total=10.0)
+    )
+    try:
+        with pytest.raises(APITimeoutError):
+            await transport.send(Request("GET", "/v1/video/v1"))
+        assert transport._deadlines is None  # nothing of ours was watched
+    finally:
+        release.set()
+        await transport.aclose()
+        await session.close()
+        server.close()
+        await server.wait_closed()
+
+
+async def test_read_runs_only_once_the_request_is_written() -> None:
+    # No total: while the attempt is not written (connecting: aiohttp's connect timeout
+    # keeps that), read does not run; once written, it does.
+    loop = asyncio.get_running_loop()
+    waiting = asyncio.create_task(asyncio.sleep(10))
+    watch = _Deadlines(loop)
+    attempt = _Attempt(waiting, math.inf, 0.05)
+    watch.add(attempt, loop.time() + 0.05)
+    try:
+        await asyncio.sleep(0.15)
+        assert not waiting.done() and not attempt.expired
+        attempt.started_sending()
+        await asyncio.sleep(0.15)
+        assert attempt.expired and waiting.cancelled()
+        assert not watch._attempts and watch._handle is None  # nothing left to watch
+    finally:
+        waiting.cancel()
+        watch.close()

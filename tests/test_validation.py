@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -921,6 +922,15 @@ def test_unknown_request_type_is_a_type_error() -> None:
 )
 def test_helpers(result: list[str], expected: list[str]) -> None:
     assert result == expected
+
+
+def test_an_id_is_refused_for_exactly_the_characters_str_isspace_calls_space() -> None:
+    # Every code point: the id check refuses what the per-character rule refused.
+    refused = "videoId: must not contain '/', '?', '#' or whitespace"
+    for code in range(sys.maxunicode + 1):
+        ch = chr(code)
+        expected = [refused] if ch in "/?#" or ch.isspace() else []
+        assert check_id("videoId", f"v{ch}1") == expected, hex(code)
 
 
 def test_raise_if() -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import enum
 import json
 import math
+import re
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any, NamedTuple
@@ -135,13 +136,17 @@ def check_offset(path: str, value: int | None) -> list[str]:
     return [] if value >= 0 else [f"{path}: must be 0 or more"]
 
 
+_NOT_IN_ID = re.compile(r"[/?#\s]")
+"""What a path parameter must not hold; ``\\s`` is exactly what ``str.isspace`` calls space."""
+
+
 def check_id(path: str, value: object) -> list[str]:
     """Check a path parameter: a non-empty string without '/', '?', '#' or whitespace."""
     if value is None or value == "":
         return [f"{path}: is required"]
     if not isinstance(value, str):
         return [f"{path}: must be a string"]
-    if any(ch in "/?#" or ch.isspace() for ch in value):
+    if _NOT_IN_ID.search(value) is not None:
         return [f"{path}: must not contain '/', '?', '#' or whitespace"]
     return []
 
