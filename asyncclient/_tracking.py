@@ -40,6 +40,7 @@ class JobState:
         "_changed",
         "_created_status",
         "_details",
+        "_ended",
         "_error",
         "_order",
         "_result",
@@ -62,7 +63,8 @@ class JobState:
         self._details: dict[str, VideoDetail] = {}
         self._result: VideoDetail | None = None
         self._error: BaseException | None = None
-        self._changed: list[asyncio.Future[None]] | None = None
+        self._changed: list[asyncio.Future[None]] | None = None  # any change
+        self._ended: list[asyncio.Future[None]] | None = None  # the outcome only
         self._created_status = VideoState.of(status)
         if video_id is not None:
             self._order.append(video_id)
@@ -74,6 +76,11 @@ class JobState:
     def video_ids(self) -> list[str]:
         """Every video of the project seen so far, the first named first."""
         return list(self._order)
+
+    @property
+    def video_count(self) -> int:
+        """How many videos of the project are known (``len(video_ids)``, without a copy)."""
+        return len(self._order)
 
     @property
     def status(self) -> str | None:
@@ -117,30 +124,40 @@ class JobState:
 
     async def changed(self) -> None:
         """Wait for the next change of any video's status or progress, or the outcome."""
-        waiter = self.waiter()
+        waiter = self._new_waiter(outcome=False)
         try:
             await waiter
         finally:
             self.forget(waiter)
 
     def waiter(self) -> asyncio.Future[None]:
-        """A future of its own that the next change resolves; :meth:`forget` it after.
+        """A future of its own that the job's outcome resolves; :meth:`forget` it after.
 
-        A bare future per waiter: an ``asyncio.Event`` (or a coroutine around the wait)
-        would cost an awaited job several hundred bytes more (``benchmarks/memory.py``).
+        Only the outcome (completed, failed) resolves it, not each move of progress: a
+        round that moves every job's progress wakes none of the tasks that await jobs
+        (:meth:`changed` is for those that follow progress). A bare future per waiter:
+        an ``asyncio.Event`` (or a coroutine around the wait) would cost an awaited job
+        several hundred bytes more (``benchmarks/memory.py``).
         """
+        return self._new_waiter(outcome=True)
+
+    def _new_waiter(self, *, outcome: bool) -> asyncio.Future[None]:
         waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        if self._changed is None:
-            self._changed = [waiter]
+        waiting = self._ended if outcome else self._changed
+        if waiting is None:
+            if outcome:
+                self._ended = [waiter]
+            else:
+                self._changed = [waiter]
         else:
-            self._changed.append(waiter)
+            waiting.append(waiter)
         return waiter
 
     def forget(self, waiter: asyncio.Future[None]) -> None:
-        """Drop a waiter that stopped waiting (cancelled) before the change came."""
-        waiting = self._changed
-        if waiting is not None and waiter in waiting:
-            waiting.remove(waiter)
+        """Drop a waiter that stopped waiting (cancelled) before it was resolved."""
+        for waiting in (self._ended, self._changed):
+            if waiting is not None and waiter in waiting:
+                waiting.remove(waiter)
 
     # -- writing (the poller, a notification) ------------------------------------------------
 
@@ -189,7 +206,12 @@ class JobState:
             self._notify()
 
     def _notify(self) -> None:
+        """Resolve the waiters for any change, and once the job is done, for the outcome."""
         waiting, self._changed = self._changed, None
+        if self.done():
+            ended, self._ended = self._ended, None
+            if ended is not None:
+                waiting = ended if waiting is None else waiting + ended
         if waiting is not None:
             for waiter in waiting:
                 if not waiter.done():

@@ -1,20 +1,25 @@
 """The client's one background poller: it reads every watched job, cheaply.
 
 One task per client polls every job that some task is waiting on. A round
-costs either one ``GET /v1/video/{id}`` per job (when few are watched) or a few
-pages of ``GET /v1/video/list`` (100 projects a page, newest first), whichever
-is fewer requests. One scan of the list finds running and finished videos
-alike, and jobs that only know their project (multi-scene, template
-generation) by ``projectId``; it reads as deep as the oldest watched job was
-last seen, plus two pages. A job not found there is read by its id. A finished
-video's detail is read once, unless the job's ``read_detail`` is off (batches):
-then the list's record is its result.
+costs either one ``GET /v1/video/{id}`` per job or the pages of ``GET /v1/video/list``
+(100 projects a page, newest first) down to where the deepest watched job was last
+seen, whichever is fewer requests (a few jobs left deep in the list are read by id).
+One scan of the list finds running and finished videos alike, and jobs that only know
+their project (multi-scene, template generation) by ``projectId``; it reads as deep as
+the oldest watched job was last seen, plus two pages, with a few pages in flight at a
+time. A job not found there is read by its id. A finished video's detail is read
+once, as soon as its page shows it finished (while the round's other pages are still
+read), unless the job's ``read_detail`` is off (batches): then the list's record is its
+result.
 
 The interval follows a :class:`PollPolicy`: it starts at ``min_interval``, grows
 by ``backoff`` each round in which no progress moved, up to ``max_interval``, and
 drops back when progress moves; it is jittered, and never shorter than what keeps
-polling within ``share`` of the plan's rate, so polling leaves submissions their
-share (both go through the same first-come-first-served limiter).
+the rounds within ``share`` of the plan's rate, so polling leaves submissions their
+share (both go through the same first-come-first-served limiter, and reads wait
+while a creation waits for a token). Rounds start an interval apart: the time a
+round takes is part of the wait, so a video is seen within about one interval of
+finishing. The one detail read of each finished video is paced by the limiter alone.
 
 The poller reads through a :class:`VideoSource` (``client.videos`` is one) and
 writes what it reads into each job's :class:`~asyncclient._tracking.JobState`;
@@ -24,11 +29,10 @@ it knows nothing else of the client.
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 import math
 import random
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Protocol
 
 import attrs
@@ -36,7 +40,8 @@ from attrs import frozen
 
 from asyncclient._clock import SYSTEM_CLOCK, Clock
 from asyncclient._gate import Gate
-from asyncclient._tasks import run_all
+from asyncclient._states import VIDEO, VideoState
+from asyncclient._tasks import TaskScope
 from asyncclient._tracking import JobState
 from asyncclient.errors import (
     APIError,
@@ -54,8 +59,9 @@ logger = logging.getLogger("asyncclient")
 
 _PAGE = 100
 _EXTRA_PAGES = 2  # pages read beyond what the watched jobs fill, before reading one by one
-_READS_AT_ONCE = 4  # detail reads of one round in flight together
-_PAGES_AT_ONCE = 4  # list pages of one round in flight together
+_READS_AT_ONCE = 32  # detail reads of one round in flight together, at most
+_PAGES_AT_ONCE = 8  # list pages of one round in flight together, at most
+_LEAST_AT_ONCE = 2  # ...and at least, however small the plan
 
 
 class VideoSource(Protocol):
@@ -80,7 +86,10 @@ class PollPolicy:
         max_interval: The longest wait between rounds.
         backoff: Growth of the interval per round without progress.
         jitter: +/- fraction of random spread on each interval.
-        share: The largest part of the plan's rate that polling may use.
+        share: The largest part of the plan's rate that polling's rounds may use. The
+            one detail read of each finished video is not paced by it (every way of
+            waiting for a video pays it once); like every request it waits for a token
+            of the client's limiter, so it never exceeds the plan.
     """
 
     min_interval: float = 2.0
@@ -103,7 +112,8 @@ class PollPolicy:
         Args:
             current: The base interval of the round just done.
             moved: Whether some status or progress moved in it.
-            spent: Requests it made.
+            spent: Requests it made that recur while jobs are pending (list pages,
+                reads by id), not the one read of each finished video's detail.
             per_second: The plan's rate.
             spread: ``uniform(a, b)`` for the jitter.
         """
@@ -115,12 +125,14 @@ class PollPolicy:
 class PollerStats:
     """Counters of what the poller did (tests and benchmarks read them)."""
 
-    __slots__ = ("detail_requests", "job_rounds", "list_requests", "rounds")
+    __slots__ = ("detail_requests", "job_rounds", "list_requests", "result_reads", "rounds")
 
     def __init__(self) -> None:
         self.rounds = 0
         self.list_requests = 0
         self.detail_requests = 0
+        self.result_reads = 0
+        """Of ``detail_requests``: reads of a video that a list page showed finished."""
         self.job_rounds = 0
         """Jobs read, summed over rounds: what one GET per job per round would cost."""
 
@@ -215,6 +227,20 @@ class Poller:
             if not task.cancelled() and task.exception() is not None:
                 logger.warning("the poller had stopped on an error", exc_info=task.exception())
 
+    def take_notified(self, detail: VideoDetail) -> int:
+        """Hand a confirmed record (a notification's) to every watched job of its video
+        or project; return how many it finished. The next round drops them."""
+        finished = 0
+        for job in list(self._jobs.values()):
+            if job.done():
+                continue
+            if (detail.project_id and job.project_id == detail.project_id) or (
+                detail.id in job.video_ids
+            ):
+                job.take_detail(detail)
+                finished += job.done()
+        return finished
+
     async def refresh(self, job: JobState) -> None:
         """Read one job once, outside the rounds."""
         await self._round([job])
@@ -224,7 +250,8 @@ class Poller:
     async def _run(self) -> None:
         while self._jobs:
             jobs = [j for j in self._jobs.values() if not j.done()]
-            before = self.stats.requests
+            before = self.stats.requests - self.stats.result_reads
+            started = self._clock.monotonic()
             moved = False
             try:
                 moved = await self._round(jobs)
@@ -245,10 +272,11 @@ class Poller:
             self._interval, wait = self.policy.next_interval(
                 self._interval,
                 moved=moved,
-                spent=self.stats.requests - before,
+                spent=self.stats.requests - self.stats.result_reads - before,
                 per_second=self._limiter.rate.per_second,
             )
-            await self._clock.sleep(wait)
+            # Rounds start an interval apart: the time a round took is part of the wait.
+            await self._clock.sleep(max(0.0, wait - (self._clock.monotonic() - started)))
 
     async def _round(self, jobs: list[JobState]) -> bool:
         """Read every job once; True when some status or progress moved.
@@ -257,78 +285,89 @@ class Poller:
         comparing every job before and after.
         """
         self.stats.rounds += 1
-        with_ids = project_only = 0
+        reads = 0  # one GET a video, or a job that knows none yet
+        project_only = False
+        deepest = 0
+        depth = self._depth
         for job in jobs:
-            ids = len(job.video_ids)
-            with_ids += ids
-            project_only += not ids
-        self.stats.job_rounds += with_ids + project_only  # one GET a video, or a job
-        list_cost = math.ceil(len(jobs) / _PAGE)
-        if project_only or with_ids > list_cost:
-            return await self._list_round(jobs)
-        return await self._read(dict.fromkeys((j, v) for j in jobs for v in j.video_ids))
+            ids = job.video_count
+            reads += ids or 1
+            project_only = project_only or not ids
+            deepest = max(deepest, depth.get(id(job), 0))
+        self.stats.job_rounds += reads
+        # The list costs the pages down to the deepest job (new jobs are the newest).
+        pages = max(deepest // _PAGE + 1, math.ceil(len(jobs) / _PAGE))
+        if project_only or reads > pages:
+            return await self._list_round(jobs, pages)
+        async with TaskScope() as scope:
+            reader = _Reader(self, scope)
+            for job in jobs:
+                for video_id in job.video_ids:
+                    reader.want(job, video_id)
+        return reader.moved
 
-    async def _list_round(self, jobs: list[JobState]) -> bool:
-        """Find every job in the video list, newest first; read the rest one by one."""
-        by_video = {v: job for job in jobs for v in job.video_ids}
-        by_project = {job.project_id: job for job in jobs if job.project_id}
+    async def _list_round(self, jobs: list[JobState], pages: int) -> bool:
+        """Find every job in the video list, newest first; read the rest one by one.
+
+        A finished video's detail read starts as soon as its page shows it finished,
+        while the other pages are still being read.
+        """
+        by_video: dict[str, JobState] = {}
+        by_project: dict[str, JobState] = {}
+        depth = self._depth
+        for job in jobs:
+            for video_id in job.video_ids:
+                by_video[video_id] = job
+            if job.project_id:
+                by_project[job.project_id] = job
         found: set[int] = set()
         moved = False
 
-        def take(videos: list[Video], offset: int) -> int:
-            nonlocal moved
-            for video in videos:
-                job = by_video.get(video.id) or by_project.get(video.project_id or "")
-                if job is not None:
-                    moved = job.take_record(video) or moved
-                    found.add(id(job))
-                    self._depth[id(job)] = offset
-            return len(jobs) - len(found)
+        async with TaskScope() as scope:
+            reader = _Reader(self, scope)
 
-        # New jobs are the newest projects; older ones lie where they were last seen.
-        deepest = max((self._depth.get(id(j), 0) for j in jobs), default=0)
-        most = max(deepest // _PAGE + 1, math.ceil(len(jobs) / _PAGE)) + _EXTRA_PAGES
-        await self._pages(most, take)
-        unseen = [(j, v) for j in jobs if id(j) not in found for v in j.video_ids]
-        reads = [(j, v) for j in jobs if not j.done() for v in j.needs_detail()] + unseen
-        read_moved = await self._read(dict.fromkeys(reads))
-        return moved or read_moved
+            def take(videos: list[Video], offset: int) -> int:
+                nonlocal moved
+                for video in videos:
+                    job = by_video.get(video.id) or by_project.get(video.project_id or "")
+                    if job is None:
+                        continue
+                    if job.take_record(video):
+                        moved = True
+                    key = id(job)
+                    found.add(key)
+                    depth[key] = offset
+                    if not job.done() and VIDEO.is_terminal(VideoState.of(video.status)):
+                        for video_id in job.needs_detail():
+                            reader.want(job, video_id, result=True)
+                return len(jobs) - len(found)
 
-    async def _read(self, reads: dict[tuple[JobState, str], None]) -> bool:
-        """GET the detail of each (job, video) once, a few at a time; True when some
-        status or progress moved."""
-        moved = False
+            # New jobs are the newest projects; older ones lie where they were last seen.
+            most = pages + _EXTRA_PAGES
+            await self._pages(most, take)
+            for job in jobs:
+                if id(job) not in found:
+                    for video_id in job.video_ids:
+                        reader.want(job, video_id)
+        return moved or reader.moved
 
-        async def read(job: JobState, video_id: str) -> None:
-            nonlocal moved
-            if job.done():
-                return
-            await self.gate.turn()
-            if job.done():
-                return
-            self.stats.detail_requests += 1
-            try:
-                detail = await self.source.get(video_id)
-            except NotFoundError as exc:
-                job.fail(exc)
-                moved = True
-                return
-            moved = job.take_detail(detail) or moved
-
-        calls: list[Callable[[], Awaitable[None]]] = [
-            functools.partial(read, job, video_id) for job, video_id in reads
-        ]
-        await run_all(calls, limit=_READS_AT_ONCE)
-        return moved
+    def _at_once(self, most: int) -> int:
+        """Reads of a kind in flight together: up to ``most``, but no more than the plan
+        serves in about a second. A read past the gate may wait for its token in the
+        limiter, ahead of a creation that comes later; on a small plan only a couple do.
+        """
+        return max(_LEAST_AT_ONCE, min(most, int(self._limiter.rate.per_second)))
 
     async def _pages(self, most: int, take: Callable[[list[Video], int], int]) -> None:
         """Read up to ``most`` pages of the unfiltered list until ``take`` (which returns
         how many jobs are still unseen) says none is left.
 
-        The first page is read alone (it tells the list's length). The rest go out in
-        waves, as many together as the unseen jobs need pages at the least (at most
-        ``_PAGES_AT_ONCE``): a round over thousands of jobs takes a few round trips, not
-        one per page, and never reads a page that reading one by one would have spared.
+        The first page is read alone (it tells the list's length). Then up to
+        ``_PAGES_AT_ONCE`` pages (see :meth:`_at_once`) are in flight at any time, each
+        taken in as it comes and
+        replaced at once by the next (a slow page holds up no other), but only while the
+        unseen jobs outnumber what the pages in flight can hold: the round never reads a
+        page that reading one by one would have spared.
         """
         await self.gate.turn()
         self.stats.list_requests += 1
@@ -337,26 +376,74 @@ class Poller:
         if not unseen or not first.items or first.limit >= first.total:
             return
         step = first.limit or _PAGE
-        offsets = [k * step for k in range(1, min(most, math.ceil(first.total / step)))]
-        while offsets and unseen:
-            wave = offsets[: max(1, min(_PAGES_AT_ONCE, math.ceil(unseen / step)))]
-            del offsets[: len(wave)]
-            for offset, page in zip(wave, await self._read_pages(wave), strict=True):
-                unseen = take(page.items, offset)
-                if not unseen or not page.items:
-                    return
-
-    async def _read_pages(self, offsets: list[int]) -> list[Page[Video]]:
-        """The pages at ``offsets``, read together."""
-        pages: dict[int, Page[Video]] = {}
+        last = min(most, math.ceil(first.total / step))
+        arrived: asyncio.Queue[tuple[int, Page[Video]]] = asyncio.Queue()
 
         async def read(offset: int) -> None:
             await self.gate.turn()
             self.stats.list_requests += 1
-            pages[offset] = await self.source.list_page(limit=_PAGE, offset=offset)
+            arrived.put_nowait((offset, await self.source.list_page(limit=_PAGE, offset=offset)))
 
-        calls: list[Callable[[], Awaitable[None]]] = [
-            functools.partial(read, offset) for offset in offsets
-        ]
-        await run_all(calls, limit=_PAGES_AT_ONCE)
-        return [pages[offset] for offset in offsets]
+        following = 1
+        in_flight = 0
+        at_once = self._at_once(_PAGES_AT_ONCE)
+        ended = False
+        async with TaskScope() as scope:
+            while True:
+                while (
+                    not ended
+                    and following < last
+                    and in_flight < at_once
+                    and unseen > in_flight * step
+                ):
+                    scope.start(read, following * step)
+                    following += 1
+                    in_flight += 1
+                if not in_flight:
+                    return
+                offset, page = await arrived.get()
+                in_flight -= 1
+                unseen = take(page.items, offset)
+                ended = ended or not unseen or not page.items
+
+
+class _Reader:
+    """The detail reads of one round: each (job, video) once, a few at a time, each
+    started as soon as it is wanted; ``moved`` tells whether one moved a status or
+    progress."""
+
+    __slots__ = ("_poller", "_scope", "_slots", "_wanted", "moved")
+
+    def __init__(self, poller: Poller, scope: TaskScope) -> None:
+        self._poller = poller
+        self._scope = scope
+        self._slots = asyncio.Semaphore(poller._at_once(_READS_AT_ONCE))
+        self._wanted: set[tuple[int, str]] = set()
+        self.moved = False
+
+    def want(self, job: JobState, video_id: str, *, result: bool = False) -> None:
+        """Read ``video_id`` of ``job`` (unless this round already does); ``result``: a
+        page showed it finished (the read that takes its outcome in)."""
+        key = (id(job), video_id)
+        if key not in self._wanted:
+            self._wanted.add(key)
+            self._scope.start(self._read, job, video_id, result)
+
+    async def _read(self, job: JobState, video_id: str, result: bool) -> None:
+        if job.done():
+            return
+        poller = self._poller
+        async with self._slots:
+            await poller.gate.turn()
+            if job.done():
+                return
+            poller.stats.detail_requests += 1
+            poller.stats.result_reads += result
+            try:
+                detail = await poller.source.get(video_id)
+            except NotFoundError as exc:
+                job.fail(exc)
+                self.moved = True
+                return
+        if job.take_detail(detail):
+            self.moved = True

@@ -17,6 +17,7 @@ import pytest
 import pytest_asyncio
 
 from asyncclient import AsyncClient, RateLimit, VideoJob
+from asyncclient import poller as poller_module
 from asyncclient._gate import Gate
 from asyncclient._tracking import JobState
 from asyncclient.emulator import Emulator
@@ -53,8 +54,10 @@ class FakeVideos:
         self.get_errors: dict[str, APIError] = {}
         self.list_error: APIError | None = None
         self.hold: dict[str, asyncio.Event] = {}  # "get"/"list" reads wait for their event
+        self.hold_pages: dict[int, asyncio.Event] = {}  # list reads at these offsets wait
         self.lists_in_flight = 0
         self.most_lists_in_flight = 0
+        self.read_seconds = 0.0  # virtual seconds each read takes
 
     def add(self, vid: str, project: str, *, progress: int = 0, listed: bool = True) -> None:
         if project not in self.videos:
@@ -76,6 +79,7 @@ class FakeVideos:
         return {"id": vid, "project_id": project, "status": status, "progress": progress}
 
     async def _pause(self, kind: str) -> None:
+        self.clock.time += self.read_seconds
         await asyncio.sleep(0)
         if kind in self.hold:
             await self.hold[kind].wait()
@@ -98,6 +102,8 @@ class FakeVideos:
         self.most_lists_in_flight = max(self.most_lists_in_flight, self.lists_in_flight)
         try:
             await self._pause("list")
+            if offset in self.hold_pages:
+                await self.hold_pages[offset].wait()
         finally:
             self.lists_in_flight -= 1
         if self.list_error is not None:
@@ -206,8 +212,8 @@ async def test_many_jobs_are_read_through_list_pages(
 
 async def test_the_pages_of_a_large_round_are_read_together_and_none_extra(rig: Rig) -> None:
     """1,000 watched jobs below 150 newer projects: eleven pages hold them. After the first
-    page the round reads them in waves of up to four at once, and reads exactly the pages
-    a page-by-page scan would have read (the last wave is sized by the jobs unseen)."""
+    page the round keeps several in flight at once, and reads exactly the pages a
+    page-by-page scan would have read (no page goes out that the unseen jobs cannot need)."""
     for i in range(1300):  # v1299 is the newest
         rig.source.add(f"v{i}", f"p{i}")
     watched = range(1149, 149, -1)  # below the 150 newest, 1,000 of them
@@ -218,7 +224,69 @@ async def test_the_pages_of_a_large_round_are_read_together_and_none_extra(rig: 
     pages, gets = rig.rounds[0]
     assert sorted(pages) == [k * 100 for k in range(12)] and gets == []
     assert pages[0] == 0  # the first page alone tells the list's length
-    assert 1 < rig.source.most_lists_in_flight <= 4
+    assert 1 < rig.source.most_lists_in_flight <= poller_module._PAGES_AT_ONCE
+
+
+async def test_a_slow_page_holds_up_no_other_page_of_the_round(rig: Rig) -> None:
+    """While one page is slow, the pages after it keep going out as others arrive (a
+    sliding window, not waves that wait for their slowest page)."""
+    for i in range(1100):
+        rig.source.add(f"v{i}", f"p{i}")
+    for i in range(1099, 99, -1):  # 1,000 jobs on the pages at offsets 0 to 900
+        rig.poller.watch(rig.job(f"v{i}", f"p{i}"))
+    rig.source.hold_pages[100] = held = asyncio.Event()
+    await rig.until(lambda: 900 in rig.source.pages)
+    assert not rig.rounds  # the round is still waiting for page 100...
+    assert sorted(rig.source.pages) == [k * 100 for k in range(10)]  # ...and read the rest
+    held.set()
+    await rig.until(lambda: len(rig.rounds) >= 1)
+
+
+async def test_a_finished_video_is_read_while_the_later_pages_are_in_flight(rig: Rig) -> None:
+    """The detail read of a video that the first page shows finished goes out at once,
+    not after the round's last page."""
+    for i in range(300):
+        rig.source.add(f"v{i}", f"p{i}")
+    for i in range(299, -1, -1):
+        rig.poller.watch(rig.job(f"v{i}", f"p{i}"))
+    rig.source.finish("v299")  # the newest: on page 0
+    for offset in (100, 200):
+        rig.source.hold_pages[offset] = asyncio.Event()
+    await rig.until(lambda: rig.source.gets == ["v299"])
+    assert not rig.rounds and sorted(rig.source.pages) == [0, 100, 200]
+    for held in rig.source.hold_pages.values():
+        held.set()
+    await rig.until(lambda: len(rig.rounds) >= 1)
+
+
+async def test_a_few_jobs_left_deep_in_the_list_are_read_by_id(rig: Rig) -> None:
+    """1,000 jobs, of which 997 finish at once: the three left lie on the tenth page.
+    Reading them by id (3 GETs) is cheaper than the ten pages down to them."""
+    for i in range(1000):  # v999 is the newest
+        rig.source.add(f"v{i}", f"p{i}")
+    for i in range(999, -1, -1):
+        rig.poller.watch(rig.job(f"v{i}", f"p{i}"))
+    for i in range(3, 1000):
+        rig.source.finish(f"v{i}")
+    await rig.until(lambda: len(rig.rounds) >= 3)
+    pages, gets = rig.rounds[0]
+    assert sorted(pages) == [k * 100 for k in range(10)] and len(gets) == 997
+    assert [(p, sorted(g)) for p, g in rig.rounds[1:3]] == [([], ["v0", "v1", "v2"])] * 2
+
+
+async def test_rounds_start_an_interval_apart_however_long_a_round_takes() -> None:
+    """A round that takes 0.5 s of a 2 s interval is followed by a 1.5 s sleep: rounds
+    begin every 2 s (a detection delay of at most one interval), not 2 s after the last
+    round ended; a round longer than the interval is followed at once."""
+    rig = Rig(PollPolicy(min_interval=2.0, max_interval=2.0, jitter=0.0))
+    rig.source.add("v1", "p1")
+    rig.poller.watch(rig.job("v1", "p1"))
+    rig.source.read_seconds = 0.5
+    await rig.until(lambda: len(rig.clock.sleeps) >= 2)
+    rig.source.read_seconds = 3.0
+    await rig.until(lambda: len(rig.clock.sleeps) >= 3)
+    assert rig.clock.sleeps[:3] == [1.5, 1.5, 0.0]
+    await rig.poller.aclose()
 
 
 async def test_polling_waits_while_a_creation_waits_for_a_token(rig: Rig) -> None:
@@ -339,6 +407,39 @@ async def test_a_server_error_is_tried_again_next_round(rig: Rig) -> None:
     assert not any(job.done() for job in jobs) and rig.poller.watching == 2
     rig.source.list_error = None
     await rig.until(lambda: jobs[0].progress == 0)
+
+
+async def test_a_server_error_on_a_later_page_ends_the_round_and_the_next_one_goes_on(
+    rig: Rig,
+) -> None:
+    """A page in flight that fails stops the round's other reads (none is left running)
+    and the next round reads everything again."""
+    for i in range(500):
+        rig.source.add(f"v{i}", f"p{i}")
+    jobs = [rig.job(f"v{i}", f"p{i}") for i in range(499, -1, -1)]
+    for job in jobs:
+        rig.poller.watch(job)
+    rig.source.hold_pages[100] = held = asyncio.Event()
+    failing = rig.source.list_page
+
+    cancelled: list[int] = []
+
+    async def list_page(*, limit: int = 100, offset: int = 0) -> Page[Video]:
+        if offset == 300 and not rig.rounds:
+            raise InternalServerError("oops", status_code=500)
+        try:
+            return await failing(limit=limit, offset=offset)
+        except asyncio.CancelledError:
+            cancelled.append(offset)
+            raise
+
+    rig.source.list_page = list_page  # type: ignore[method-assign]
+    await rig.until(lambda: len(rig.rounds) >= 1)
+    assert 100 in cancelled  # the held page was cancelled before the round ended
+    held.set()
+    await rig.until(lambda: len(rig.rounds) >= 2)
+    assert sorted(rig.rounds[1][0]) == [0, 100, 200, 300, 400]
+    assert all(job.progress == 0 for job in jobs) and rig.poller.watching == 500
 
 
 async def test_aclose_fails_the_waiting_jobs_and_leaves_no_task() -> None:
@@ -496,3 +597,80 @@ def test_interval_backs_off_comes_down_and_respects_the_share() -> None:
     _, low = jittered.next_interval(2.0, moved=True, spent=0, per_second=1.0, spread=min)
     _, high = jittered.next_interval(2.0, moved=True, spent=0, per_second=1.0, spread=max)
     assert (round(low, 6), round(high, 6)) == (1.8, 2.2)
+
+
+async def test_a_move_of_progress_wakes_only_who_follows_progress() -> None:
+    """``waiter()`` (what ``await job`` waits on) is resolved by the outcome alone: a
+    round that moves every job's progress wakes none of the tasks awaiting jobs, while
+    ``changed()`` (``job.updates()``) still sees each move."""
+    job = JobState(project_id="p1", video_id="v1", status="STARTED")
+    outcome = job.waiter()
+    change = asyncio.ensure_future(job.changed())
+    await asyncio.sleep(0)
+    assert job.take_record(Video(id="v1", project_id="p1", status="STARTED", progress=40))
+    await asyncio.sleep(0)
+    assert change.done() and not outcome.done()
+    job.take_record(Video(id="v1", project_id="p1", status="COMPLETED", progress=100))
+    assert not outcome.done()  # finished, but its detail is still to be read
+    job.take_detail(VideoDetail(id="v1", project_id="p1", status="COMPLETED", progress=100))
+    assert outcome.done() and job.result is not None
+    failing = JobState(project_id="p2", video_id="v2", status="STARTED")
+    ended = failing.waiter()
+    failing.fail(RuntimeError("closed"))
+    assert ended.done()
+    failing.forget(ended)
+
+
+async def test_the_share_paces_the_rounds_not_the_read_of_each_finished_video() -> None:
+    """6 requests a minute, polling's rounds held to half: a round of one list page and
+    two reads of finished videos waits 20 s (the page), not 60 s. Those reads are made
+    once a video, whatever the rounds; the limiter's tokens pace them like any request."""
+    slow = SimpleNamespace(rate=RateLimit(per_minute=6, burst=10))
+    rig = Rig(PollPolicy(min_interval=1.0, max_interval=5.0, jitter=0.0, share=0.5), slow)
+    for i in range(3):
+        rig.source.add(f"v{i}", f"p{i}")
+        rig.poller.watch(rig.job(f"v{i}", f"p{i}"))
+    rig.source.finish("v1")
+    rig.source.finish("v2")
+    await rig.until(lambda: len(rig.rounds) >= 2)
+    assert rig.rounds[0] == ([0], ["v2", "v1"])
+    assert rig.poller.stats.result_reads == 2
+    assert rig.rounds[1] == ([], ["v0"]) and rig.clock.sleeps[:2] == [20.0, 20.0]
+    await rig.poller.aclose()
+
+
+async def test_a_notified_record_finishes_the_watched_jobs_of_its_video(rig: Rig) -> None:
+    rig.source.add("v1", "p1")
+    rig.source.add("v2", "p2")
+    one, two = rig.job("v1", "p1"), rig.job("v2", "p2")
+    with rig.poller.gate.foreground():  # no round reads them meanwhile
+        rig.poller.watch(one)
+        rig.poller.watch(two)
+        done = VideoDetail(id="v1", project_id="p1", status="COMPLETED", progress=100)
+        assert rig.poller.take_notified(done) == 1
+        assert rig.poller.take_notified(done) == 0  # already finished
+    assert one.result is done and not two.done()
+
+
+async def test_a_small_plan_keeps_few_reads_in_flight() -> None:
+    """On a plan of 60 requests a minute, two pages at a time and two detail reads at a
+    time: reads waiting in the limiter would go ahead of a later creation."""
+    slow = SimpleNamespace(rate=RateLimit(per_minute=60, burst=100))
+    rig = Rig(PollPolicy(min_interval=1.0, max_interval=5.0, jitter=0.0), slow)
+    for i in range(1000):
+        rig.source.add(f"v{i}", f"p{i}")
+    jobs = [rig.job(f"v{i}", f"p{i}") for i in range(999, -1, -1)]
+    for job in jobs:
+        rig.poller.watch(job)
+    for i in range(900, 1000):  # page 0: finished
+        rig.source.finish(f"v{i}")
+    rig.source.hold["get"] = held = asyncio.Event()
+    await rig.until(lambda: len(rig.source.gets) >= 2 and 900 in rig.source.pages)
+    assert rig.source.most_lists_in_flight == 2
+    for _ in range(20):
+        await asyncio.sleep(0)
+    assert len(rig.source.gets) == 2  # the other reads wait for a slot
+    held.set()
+    await rig.until(lambda: len(rig.rounds) >= 1)
+    assert sum(job.done() for job in jobs) == 100
+    await rig.poller.aclose()
