@@ -25,7 +25,8 @@ from typing import Any
 
 from attrs import frozen
 
-from asyncclient import _deadlines
+from asyncclient._deadlines import end as end_deadline
+from asyncclient._deadlines import start as start_deadline
 from asyncclient._tracking import JobState
 from asyncclient.errors import JobTimeoutError
 from asyncclient.models.videos import CreatedProject, VideoDetail
@@ -189,7 +190,7 @@ class VideoJob:
         self._waiters += 1
         if self._waiters == 1:
             self._poller.watch(state)
-        expiry = _deadlines.start(timeout) if timeout is not None else None
+        expiry = start_deadline(timeout) if timeout is not None else None
         try:
             while not self.done():
                 if expiry is not None and expiry.expired:
@@ -209,7 +210,7 @@ class VideoJob:
                     state.forget(waiter)
         finally:
             if expiry is not None:
-                _deadlines.end(expiry)
+                end_deadline(expiry)
             self._waiters -= 1
             if self._waiters == 0:
                 self._poller.unwatch(state)
