@@ -12,16 +12,19 @@ import functools
 import ipaddress
 import os
 import ssl
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
+
+import attrs
 
 from asyncclient._caller import Caller, ClientStats
 from asyncclient._clock import SYSTEM_CLOCK, Clock
 from asyncclient._gate import Gate
 from asyncclient._transport import AiohttpTransport, ClientSession, Timeouts
 from asyncclient._version import __version__
+from asyncclient._webhook_token import notification_tokens, with_token
 from asyncclient.jobs import Jobs
 from asyncclient.poller import Poller, PollPolicy
 from asyncclient.ratelimit import Limiter, Plan, RateLimit, TokenBucket, resolve_rate_limit
@@ -31,6 +34,7 @@ from asyncclient.retry import RetryPolicy
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
+    from asyncclient._fleet import FleetStore
     from asyncclient._rows import BatchOptions
     from asyncclient.batch import Batch
     from asyncclient.models.requests import CreationRequest
@@ -39,11 +43,23 @@ if TYPE_CHECKING:
     from asyncclient.resources.schedule import Schedule
     from asyncclient.resources.social import Social
     from asyncclient.resources.templates import Templates
+    from asyncclient.webhooks import ClientWebhooks
 
-__all__ = ["ENV_API_KEY", "ENV_BASE_URL", "AsyncClient", "ClientStats"]
+__all__ = [
+    "ENV_API_KEY",
+    "ENV_BASE_URL",
+    "ENV_REDIS_URL",
+    "ENV_WEBHOOK_TOKEN",
+    "ENV_WEBHOOK_URL",
+    "AsyncClient",
+    "ClientStats",
+]
 
 ENV_API_KEY = "ASYNCCLIENT_API_KEY"
 ENV_BASE_URL = "ASYNCCLIENT_BASE_URL"
+ENV_WEBHOOK_URL = "ASYNCCLIENT_WEBHOOK_URL"
+ENV_WEBHOOK_TOKEN = "ASYNCCLIENT_WEBHOOK_TOKEN"
+ENV_REDIS_URL = "ASYNCCLIENT_REDIS_URL"
 
 _NO_BASE_URL = (
     "no base URL: pass base_url=... or set the ASYNCCLIENT_BASE_URL environment variable "
@@ -91,6 +107,17 @@ def check_base_url(url: str) -> str:
     return url.rstrip("/")
 
 
+def check_webhook_url(url: str) -> str:
+    """``url`` if the service can notify it: HTTPS with a host (spec 6), no fragment."""
+    parts = urlsplit(url)
+    if parts.scheme != "https" or not parts.hostname or parts.fragment:
+        raise ValueError(
+            f"webhook_url must be an https:// URL with a host and no fragment, got {url!r} "
+            "(the service sends notifications over HTTPS only, spec 6)"
+        )
+    return url
+
+
 class AsyncClient:
     """The asyncio client of the video-generation service.
 
@@ -118,6 +145,19 @@ class AsyncClient:
         clock: Time for everything that paces or waits (the token bucket, retries,
             polling, batches); the real clock by default. Tests pass a fake one.
         polling: When the shared poller reads watched jobs (:class:`PollPolicy`).
+        webhook_url: Where the service should notify this client's creations (an
+            HTTPS URL whose path serves :attr:`webhooks`); falls back to
+            ``ASYNCCLIENT_WEBHOOK_URL``. Each creation without a ``webhook`` of its
+            own carries it, with the receiver's token.
+        webhook_token: The notification token; falls back to
+            ``ASYNCCLIENT_WEBHOOK_TOKEN``, else it is derived from the API key (every
+            process with the key derives the same one).
+        previous_api_keys: Keys being rotated out (spec 5.6): notifications carrying
+            their tokens are still accepted.
+        redis: A Redis URL or a ``redis.asyncio.Redis`` shared by the processes of a
+            fleet that use this key; falls back to ``ASYNCCLIENT_REDIS_URL``. Through
+            it, under a hash of the key, they share the token bucket (give ``plan``)
+            and the deduplication of notifications. Needs the ``redis`` extra.
 
     Raises:
         ValueError: No API key or base URL could be found, or the URL is unsafe.
@@ -136,19 +176,33 @@ class AsyncClient:
         limiter: Limiter | None = None,
         clock: Clock | None = None,
         polling: PollPolicy | None = None,
+        webhook_url: str | None = None,
+        webhook_token: str | None = None,
+        previous_api_keys: Sequence[str] = (),
+        redis: str | Any | None = None,
     ) -> None:
         key = api_key if api_key is not None else os.environ.get(ENV_API_KEY)
         if not key:
             raise ValueError(_NO_API_KEY)
+        hook = webhook_url if webhook_url is not None else os.environ.get(ENV_WEBHOOK_URL)
+        token = webhook_token if webhook_token is not None else os.environ.get(ENV_WEBHOOK_TOKEN)
+        self._tokens = notification_tokens(key, token or None, list(previous_api_keys))
+        self._webhook_url = check_webhook_url(hook) if hook else None
         url = base_url if base_url is not None else os.environ.get(ENV_BASE_URL)
         if not url:
             raise ValueError(_NO_BASE_URL)
         self._base_url = check_base_url(url)
         self._clock = clock or SYSTEM_CLOCK
         rate = resolve_rate_limit(plan)
-        adopt_limit = rate is None and limiter is None  # learn the plan from X-RateLimit-Limit
-        if limiter is None:
+        self._fleet = self._join_fleet(redis, key)
+        adopt_limit = rate is None and limiter is None and self._fleet is None
+        if limiter is None and self._fleet is not None:
+            from asyncclient.ratelimit_redis import RedisTokenBucket
+
             bucket = rate or Plan.FREE.rate_limit
+            limiter = RedisTokenBucket.for_api_key(self._fleet.redis, key, bucket)
+        elif limiter is None:
+            bucket = rate or Plan.FREE.rate_limit  # adopts X-RateLimit-Limit
             limiter = TokenBucket(bucket, clock=self._clock.monotonic, sleep=self._clock.sleep)
         self._transport = AiohttpTransport(
             self._base_url,
@@ -184,14 +238,22 @@ class AsyncClient:
         """Create videos in the nine formats (spec 4.1 to 4.9)."""
         from asyncclient.resources.projects import Projects
 
-        return Projects(self._caller, jobs=self.jobs, videos=self.videos)
+        return Projects(
+            self._caller, jobs=self.jobs, videos=self.videos, webhook=self.notification_url
+        )
 
     @functools.cached_property
     def templates(self) -> Templates:
         """List and read templates (spec 4.19, 4.20)."""
         from asyncclient.resources.templates import Templates
 
-        return Templates(self._caller, submitter=self.projects, jobs=self.jobs, clock=self._clock)
+        return Templates(
+            self._caller,
+            submitter=self.projects,
+            jobs=self.jobs,
+            clock=self._clock,
+            webhook=self.notification_url,
+        )
 
     @functools.cached_property
     def integrations(self) -> Integrations:
@@ -213,6 +275,30 @@ class AsyncClient:
         from asyncclient.resources.social import Social
 
         return Social(self._caller)
+
+    @functools.cached_property
+    def webhooks(self) -> ClientWebhooks:
+        """This client's notification receiver: mount ``client.webhooks.handle`` (an
+        aiohttp handler) at the path of ``webhook_url``, or serve
+        ``client.webhooks.app(path)``. A genuine notification finishes the jobs this
+        process awaits for its video; :meth:`ClientWebhooks.on_event` adds callbacks."""
+        from asyncclient.webhooks import ClientWebhooks  # aiohttp's server side
+
+        return ClientWebhooks(
+            self,
+            finder=self.jobs.poller,
+            tokens=self._tokens,
+            url=self._webhook_url,
+            shared=self._fleet,
+        )
+
+    @property
+    def notification_url(self) -> str | None:
+        """The ``webhook`` this client's creations carry by default (``webhook_url`` with
+        the receiver's token), or None."""
+        if self._webhook_url is None:
+            return None
+        return with_token(self._webhook_url, self._tokens[0])
 
     def __repr__(self) -> str:
         return f"<AsyncClient {self._base_url}>"
@@ -249,9 +335,24 @@ class AsyncClient:
         await self.aclose()
 
     async def aclose(self) -> None:
-        """Stop polling and close the session the client made (a caller's stays open)."""
+        """Stop polling and close the session the client made (a caller's stays open),
+        and the Redis connection it made from a URL."""
         await self.jobs.poller.aclose()
         await self._transport.aclose()
+        if self._fleet is not None and self._own_redis:
+            await self._fleet.redis.aclose()
+
+    def _join_fleet(self, redis: Any, api_key: str) -> FleetStore | None:
+        """The fleet's shared store, when a Redis is given or configured."""
+        if redis is None:
+            redis = os.environ.get(ENV_REDIS_URL) or None
+        self._own_redis = False
+        if redis is None:
+            return None
+        from asyncclient._fleet import FleetStore, redis_from
+
+        client, self._own_redis = redis_from(redis)
+        return FleetStore(client, api_key)
 
     def batch(self, requests: Iterable[CreationRequest], **options: Unpack[BatchOptions]) -> Batch:
         """Create many videos of any format: checked, spaced, bounded, journaled.
@@ -270,6 +371,9 @@ class AsyncClient:
         """
         from asyncclient.batch import request_batch  # the batch machinery loads on first use
 
+        default = self.notification_url
+        if default is not None:
+            requests = [r if r.webhook else attrs.evolve(r, webhook=default) for r in requests]
         return request_batch(
             list(requests),
             submitter=self.projects,

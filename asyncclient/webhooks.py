@@ -12,7 +12,10 @@ can send one. :class:`WebhookReceiver` (an aiohttp handler) defends with two opt
 
 - ``token``: a secret in the URL's query (``?token=...``; ``receiver.url_for(url)``
   builds the URL to give the service). A request without it is answered 401, with a
-  wrong one 403; either is dropped unread.
+  wrong one 403; either is dropped unread. Several tokens may be accepted at once (the
+  first is the one URLs carry): a key rotation keeps the notifications already on their
+  way valid. :func:`derive_token` derives one from the API key, so that every process
+  holding the key agrees on it without configuration.
 - ``confirm_with``: a client (``AsyncClient``). Before your handler runs, the receiver
   reads the video through the API (:meth:`WebhookEvent.confirm`); your handler gets the
   event with ``event.confirmed``, the service's own record. A notification the record
@@ -23,6 +26,16 @@ raised, 400 for a body that is no notification. The service retries any answer b
 200, 1, 5 and 15 minutes later (spec 6). An event is remembered for deduplication
 only once your handler took it (and, with ``confirm_with``, the record agreed): a
 forged or failed one never makes the genuine notification count as a duplicate.
+
+:class:`ClientWebhooks` is ``client.webhooks``, the client's own receiver. A client given
+``webhook_url`` gives every creation (unless the call passes its own ``webhook``) a
+notification URL built from it with the receiver's token (derived from the API key by
+:func:`derive_token`, so every process holding the key agrees on it, or given
+explicitly; tokens of keys being rotated out stay accepted). Each notification is
+checked, confirmed through the API (one read of the video), deduplicated (across a
+fleet's processes with ``redis=``), and handed to the jobs this process awaits for that
+video or project, which finish with the service's record at once, then to the callbacks
+registered with :meth:`ClientWebhooks.on_event`.
 """
 
 from __future__ import annotations
@@ -32,9 +45,8 @@ import hmac
 import inspect
 import logging
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
-from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from aiohttp import web
 
@@ -47,20 +59,39 @@ from asyncclient._webhook_events import (
     WebhookPayloadError,
     parse_event,
 )
+from asyncclient._webhook_token import derive_token, with_token
 
 __all__ = [
     "MAX_BODY",
     "MAX_DEPTH",
+    "ClientWebhooks",
+    "JobFinder",
     "WebhookEvent",
     "WebhookMismatchError",
     "WebhookPayloadError",
     "WebhookReceiver",
+    "derive_token",
     "parse_event",
 ]
+
+if TYPE_CHECKING:
+    from asyncclient.models.videos import VideoDetail
 
 logger = logging.getLogger("asyncclient")
 
 Handler = Callable[[WebhookEvent], "Awaitable[None] | None"]
+
+
+class SharedClaims(Protocol):
+    """Deduplication shared by the processes of a fleet (``asyncclient._fleet.FleetStore``)."""
+
+    async def claim_event(self, event_key: str) -> bool:
+        """True: this process handles the event; False: the fleet already took it."""
+        ...
+
+    async def settle_event(self, event_key: str, *, taken: bool) -> None:
+        """End the claim; a taken event is remembered across the fleet."""
+        ...
 
 
 def _answer(status: int, message: str | None = None) -> web.Response:
@@ -92,13 +123,18 @@ class WebhookReceiver:
             function). If it raises, the answer is 500 and the service retries later.
         remember: How many event keys to remember for deduplication.
         token: A secret the notification URL carries as ``?token=...`` (build the URL
-            with :meth:`url_for`, e.g. from ``secrets.token_urlsafe(32)``). Without it a
-            request is answered 401, with a wrong one 403. None: no token checked.
+            with :meth:`url_for`, e.g. from ``secrets.token_urlsafe(32)`` or
+            :func:`derive_token`). Without it a request is answered 401, with a wrong
+            one 403. A sequence accepts each of its tokens (compared in constant time,
+            all of them every time); URLs carry the first. None: no token checked.
         confirm_with: A client (``AsyncClient``): confirm each event through the API
             before the handler sees it (:meth:`WebhookEvent.confirm`). Disagreement is
             answered 409, a failed read 503; neither reaches the handler nor is remembered.
         max_body: The largest body read, in bytes; a larger one is answered 400.
         max_depth: The deepest JSON nesting read; a deeper body is answered 400.
+        shared: Deduplication across the processes of a fleet (through Redis): each
+            event reaches one process's handler, once. If it cannot be reached, the
+            answer is 503 and the service retries.
 
     ``app = receiver.app("/hooks/video")`` gives an application to run or to mount;
     ``app.router.add_post(path, receiver.handle)`` adds it to yours.
@@ -109,19 +145,23 @@ class WebhookReceiver:
         handler: Handler,
         *,
         remember: int = 10_000,
-        token: str | None = None,
+        token: str | Sequence[str] | None = None,
         confirm_with: HasJobs | None = None,
         max_body: int = MAX_BODY,
         max_depth: int = MAX_DEPTH,
+        shared: SharedClaims | None = None,
     ) -> None:
-        if token is not None and not token:
+        tokens = [token] if isinstance(token, str) else list(token or ())
+        if token is not None and (not tokens or not all(tokens)):
             raise ValueError("token: must not be empty (None checks no token)")
         self._handler = handler
         self._remember = remember
-        self._token = None if token is None else token.encode()
+        self._token = None if token is None else tokens[0].encode()
+        self._tokens = tuple(t.encode() for t in tokens)
         self._client = confirm_with
         self._max_body = max_body
         self._max_depth = max_depth
+        self._shared = shared
         self._seen: OrderedDict[str, None] = OrderedDict()
         self._busy: dict[str, asyncio.Event] = {}
         self.duplicates = 0
@@ -133,10 +173,7 @@ class WebhookReceiver:
         """The URL to give the service as ``webhook``: ``url`` with the receiver's token."""
         if self._token is None:
             return url
-        parts = urlsplit(url)
-        query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k != "token"]
-        query.append(("token", self._token.decode()))
-        return urlunsplit(parts._replace(query=urlencode(query)))
+        return with_token(url, self._token.decode())
 
     def app(self, path: str = "/webhook") -> web.Application:
         """An application that receives notifications at ``path``."""
@@ -170,11 +207,16 @@ class WebhookReceiver:
         given = request.query.getall("token", [])
         if not given:
             return _answer(401, "token: missing")
-        if len(given) != 1 or not hmac.compare_digest(
-            given[0].encode("utf-8", "surrogatepass"), self._token
-        ):
+        if len(given) != 1 or not self._known(given[0].encode("utf-8", "surrogatepass")):
             return _answer(403, "token: wrong")
         return None
+
+    def _known(self, given: bytes) -> bool:
+        """Whether ``given`` is one of the tokens: every one compared, in constant time."""
+        found = False
+        for token in self._tokens:
+            found |= hmac.compare_digest(given, token)
+        return found
 
     async def _take(self, event: WebhookEvent) -> web.Response:
         """Dedupe: a copy waits for the one in flight, then counts as a duplicate only if
@@ -187,10 +229,31 @@ class WebhookReceiver:
             return _answer(200, "duplicate ignored")
         busy = self._busy[key] = asyncio.Event()
         try:
-            return await self._process(event)
+            if self._shared is None:
+                return await self._process(event)
+            return await self._take_shared(event, self._shared)
         finally:
             del self._busy[key]
             busy.set()
+
+    async def _take_shared(self, event: WebhookEvent, shared: SharedClaims) -> web.Response:
+        """Claim the event across the fleet, handle it, and settle the claim."""
+        key = event.key
+        try:
+            claimed = await shared.claim_event(key)
+        except Exception as exc:  # the shared store is down: let the service retry
+            logger.warning("webhook %r: deduplication unavailable (%r)", key, exc)
+            return _answer(503, "deduplication unavailable; retry later")
+        if not claimed:
+            self.duplicates += 1
+            self._remember_seen(key)
+            return _answer(200, "duplicate ignored")
+        answer = await self._process(event)
+        try:
+            await shared.settle_event(key, taken=answer.status == 200)
+        except Exception as exc:  # the claim lapses on its own; a later copy is handled
+            logger.warning("webhook %r: could not record it as handled (%r)", key, exc)
+        return answer
 
     async def _process(self, event: WebhookEvent) -> web.Response:
         if self._client is not None:
@@ -212,7 +275,100 @@ class WebhookReceiver:
         except Exception:
             logger.exception("webhook handler failed for %r; the service will retry", event.key)
             return _answer(500, "handler failed")
-        self._seen[event.key] = None
+        self._remember_seen(event.key)
+        return _answer(200)
+
+    def _remember_seen(self, key: str) -> None:
+        self._seen[key] = None
         while len(self._seen) > self._remember:
             self._seen.popitem(last=False)
-        return _answer(200)
+
+
+# -- the client's own receiver: client.webhooks ---------------------------------------
+
+
+_C = TypeVar("_C", bound=Handler)
+
+
+class JobFinder(Protocol):
+    """Where a confirmed video record reaches the jobs awaiting it (the poller)."""
+
+    def take_notified(self, detail: VideoDetail) -> int:
+        """Hand ``detail`` to every awaited job of its video or project; how many took it."""
+        ...
+
+
+class ClientWebhooks:
+    """The client's receiver: ``client.webhooks``.
+
+    Args:
+        client: Confirms each notification through the API.
+        finder: Hands the confirmed record to the jobs awaiting it.
+        tokens: The accepted tokens; URLs carry the first.
+        url: The notification URL creations carry (without the token), if any.
+        remember: How many notifications to remember for deduplication.
+        shared: Deduplication across a fleet's processes (its Redis store).
+    """
+
+    def __init__(
+        self,
+        client: HasJobs,
+        *,
+        finder: JobFinder,
+        tokens: Sequence[str],
+        url: str | None = None,
+        remember: int = 10_000,
+        shared: SharedClaims | None = None,
+    ) -> None:
+        self._finder = finder
+        self._callbacks: list[Handler] = []
+        self.receiver = WebhookReceiver(
+            self._dispatch,
+            token=list(tokens),
+            confirm_with=client,
+            remember=remember,
+            shared=shared,
+        )
+        """The underlying :class:`~asyncclient.webhooks.WebhookReceiver` (its counters)."""
+        self._url = None if url is None else self.receiver.url_for(url)
+        self.jobs_finished = 0
+        """Awaited jobs that a notification finished in this process."""
+
+    def __repr__(self) -> str:
+        url = "set" if self._url else None
+        return f"<ClientWebhooks url={url} callbacks={len(self._callbacks)}>"
+
+    @property
+    def url(self) -> str | None:
+        """The notification URL creations carry (with the token), or None when unset."""
+        return self._url
+
+    def url_for(self, url: str) -> str:
+        """``url`` with this receiver's token: what to give a creation as ``webhook``."""
+        return self.receiver.url_for(url)
+
+    def on_event(self, callback: _C) -> _C:
+        """Call ``callback`` with each genuine notification, once (usable as a decorator).
+
+        The event is confirmed: ``event.confirmed`` is the service's record. If the
+        callback raises, the answer is 500 and the service sends the notification
+        again later (spec 6), so a callback may see an event again after it failed.
+        """
+        self._callbacks.append(callback)
+        return callback
+
+    async def handle(self, request: web.Request) -> web.Response:
+        """The aiohttp handler: ``app.router.add_post(path, client.webhooks.handle)``."""
+        return await self.receiver.handle(request)
+
+    def app(self, path: str = "/webhook") -> web.Application:
+        """An application that receives notifications at ``path``."""
+        return self.receiver.app(path)
+
+    async def _dispatch(self, event: WebhookEvent) -> None:
+        if event.confirmed is not None:
+            self.jobs_finished += self._finder.take_notified(event.confirmed)
+        for callback in self._callbacks:
+            result = callback(event)
+            if inspect.isawaitable(result):
+                await result

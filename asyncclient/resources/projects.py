@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import attrs
+
 from asyncclient._caller import Caller
 from asyncclient.errors import AmbiguousCreationError
 from asyncclient.jobs import Jobs, VideoJob
@@ -55,12 +57,17 @@ class Projects(Resource):
         caller: The request path.
         jobs: Makes the job each creation returns.
         videos: Where :meth:`reconcile` looks for an ambiguous creation's video.
+        webhook: The notification URL a creation without its own ``webhook`` carries
+            (the client's ``webhook_url`` with its token).
     """
 
-    def __init__(self, caller: Caller, *, jobs: Jobs, videos: Videos) -> None:
+    def __init__(
+        self, caller: Caller, *, jobs: Jobs, videos: Videos, webhook: str | None = None
+    ) -> None:
         super().__init__(caller)
         self._jobs = jobs
         self._videos = videos
+        self._webhook = webhook
 
     async def create(self, request: CreationRequest) -> VideoJob:
         """Validate and send any creation request; ``await`` the job for the video.
@@ -72,6 +79,8 @@ class Projects(Resource):
         """
         from asyncclient._prepared import prepare_creation  # the rules load on first use
 
+        if self._webhook is not None and request.webhook is None:
+            request = attrs.evolve(request, webhook=self._webhook)
         return await self.submit(prepare_creation(request))
 
     async def submit(self, prepared: PreparedCreation) -> VideoJob:

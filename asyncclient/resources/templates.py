@@ -36,12 +36,21 @@ class Templates(Resource):
         submitter: Submits a batch's rows (``client.projects``).
         jobs: Makes jobs for rows a journal knows (``client.jobs``).
         clock: Paces batches.
+        webhook: The notification URL a batch's rows carry unless the call gives one
+            (the client's ``webhook_url`` with its token).
     """
 
     def __init__(
-        self, caller: Caller, *, submitter: Submitter, jobs: JobMaker, clock: Clock = SYSTEM_CLOCK
+        self,
+        caller: Caller,
+        *,
+        submitter: Submitter,
+        jobs: JobMaker,
+        clock: Clock = SYSTEM_CLOCK,
+        webhook: str | None = None,
     ) -> None:
         super().__init__(caller)
+        self._webhook = webhook
         self._submitter = submitter
         self._jobs = jobs
         self._clock = clock
@@ -139,7 +148,7 @@ class Templates(Resource):
             "title_key": title_key,
             "caption": caption,
             "language": language,
-            "webhook": webhook,
+            "webhook": webhook if webhook is not None else self._webhook,
             "metadata": metadata,
         }
 
