@@ -113,6 +113,16 @@ async def main() -> None:
         receiver = WebhookReceiver(on_event)
         print(receiver.app("/hooks"), parse_event(b"{}").key)
 
+    async with AsyncClient(
+        "key",
+        base_url="http://127.0.0.1:8080",
+        webhook_url="https://backend.example/hooks",
+        previous_api_keys=["old-key"],
+    ) as fleet_member:
+        seen = fleet_member.webhooks.on_event(on_event)
+        url: str | None = fleet_member.notification_url
+        print(seen, url, fleet_member.webhooks.app("/hooks"), fleet_member.webhooks.handle)
+
     try:
         AsyncClient()
     except asyncclient.ValidationError as exc:
