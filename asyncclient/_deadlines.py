@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import heapq
-import itertools
 import weakref
 
 __all__ = ["Expiry", "end", "start"]
@@ -23,12 +22,16 @@ __all__ = ["Expiry", "end", "start"]
 class Expiry:
     """One wait's deadline: ``expired`` once it passed; ``waiter`` is woken then."""
 
-    __slots__ = ("active", "expired", "waiter")
+    __slots__ = ("active", "expired", "waiter", "when")
 
-    def __init__(self) -> None:
+    def __init__(self, when: float) -> None:
+        self.when = when
         self.active = True
         self.expired = False
         self.waiter: asyncio.Future[None] | None = None
+
+    def __lt__(self, other: Expiry) -> bool:  # the heap's order: no tuple per entry
+        return self.when < other.when
 
     def cancel(self) -> None:
         """The wait ended before its deadline."""
@@ -37,22 +40,21 @@ class Expiry:
 
 
 class _Timer:
-    __slots__ = ("__weakref__", "_at", "_handle", "_heap", "_idle", "_loop", "_order")
+    __slots__ = ("__weakref__", "_at", "_handle", "_heap", "_idle", "_loop")
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self._loop = loop
-        self._heap: list[tuple[float, int, Expiry]] = []
-        self._order = itertools.count()
+        self._heap: list[Expiry] = []
         self._handle: asyncio.TimerHandle | None = None
         self._at = 0.0
         self._idle = 0  # entries whose wait ended (dropped lazily)
 
     def start(self, delay: float) -> Expiry:
         when = self._loop.time() + max(0.0, delay)
-        expiry = Expiry()
+        expiry = Expiry(when)
         if self._idle > 64 and self._idle * 2 > len(self._heap):
             self._compact()
-        heapq.heappush(self._heap, (when, next(self._order), expiry))
+        heapq.heappush(self._heap, expiry)
         if self._handle is None or when < self._at:
             self._arm(when)
         return expiry
@@ -63,7 +65,7 @@ class _Timer:
             self._idle += 1
 
     def _compact(self) -> None:
-        self._heap = [entry for entry in self._heap if entry[2].active]
+        self._heap = [expiry for expiry in self._heap if expiry.active]
         heapq.heapify(self._heap)
         self._idle = 0
 
@@ -77,8 +79,8 @@ class _Timer:
         self._handle = None
         now = self._loop.time()
         heap = self._heap
-        while heap and heap[0][0] <= now:
-            expiry = heapq.heappop(heap)[2]
+        while heap and heap[0].when <= now:
+            expiry = heapq.heappop(heap)
             if not expiry.active:
                 self._idle -= 1
                 continue
@@ -88,7 +90,7 @@ class _Timer:
             if waiter is not None and not waiter.done():
                 waiter.set_result(None)
         if heap:
-            self._arm(heap[0][0])
+            self._arm(heap[0].when)
 
 
 _TIMERS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Timer] = (

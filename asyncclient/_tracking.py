@@ -45,6 +45,7 @@ class JobState:
         "_order",
         "_result",
         "_states",
+        "poll_depth",
         "project_id",
         "read_detail",
     )
@@ -60,7 +61,9 @@ class JobState:
         is the result (batches)."""
         self._order: list[str] = []
         self._states: dict[str, tuple[VideoState, int | None]] = {}
-        self._details: dict[str, VideoDetail] = {}
+        self._details: dict[str, VideoDetail] = _NO_DETAILS  # a dict of its own once needed
+        self.poll_depth = 0
+        """Offset of the list page the poller last saw the job on (where to look next)."""
         self._result: VideoDetail | None = None
         self._error: BaseException | None = None
         self._changed: list[asyncio.Future[None]] | None = None  # any change
@@ -181,7 +184,7 @@ class JobState:
             self._states[video.id] = after
             self._notify()
         if not self.read_detail and VIDEO.is_terminal(new) and video.id not in self._details:
-            self._details[video.id] = _as_detail(video)
+            self._keep_detail(_as_detail(video))
             self._finish_if_done()
         return moved
 
@@ -194,10 +197,15 @@ class JobState:
         moved = self.take_record(detail)
         state = VideoState.of(detail.status)
         if VIDEO.is_terminal(state) and self._states[detail.id][0] is state:
-            self._details[detail.id] = detail
+            self._keep_detail(detail)
         was_done = self.done()
         self._finish_if_done()
         return moved or self.done() != was_done
+
+    def _keep_detail(self, detail: VideoDetail) -> None:
+        if self._details is _NO_DETAILS:
+            self._details = {}
+        self._details[detail.id] = detail
 
     def fail(self, error: BaseException) -> None:
         """End the job with ``error`` (nothing will tell its outcome), unless it is done."""
@@ -235,6 +243,10 @@ class JobState:
         else:
             self._result = self._details[self._order[0]]
         self._notify()
+
+
+_NO_DETAILS: dict[str, VideoDetail] = {}
+"""Shared by every job that has read no detail yet (never written: see _keep_detail)."""
 
 
 def _text(state: VideoState) -> str | None:

@@ -171,7 +171,6 @@ class Poller:
         self._jobs: dict[int, JobState] = {}
         self._task: asyncio.Task[None] | None = None
         self._interval = self.policy.min_interval
-        self._depth: dict[int, int] = {}  # id(job) -> offset of the page it was last seen on
         self.stats = PollerStats()
 
     def __repr__(self) -> str:
@@ -210,7 +209,6 @@ class Poller:
     def unwatch(self, job: JobState) -> None:
         """Stop polling ``job`` (nobody waits on it any more)."""
         self._jobs.pop(id(job), None)
-        self._depth.pop(id(job), None)
 
     async def aclose(self) -> None:
         """Stop the background task (the client does this when it closes).
@@ -266,7 +264,6 @@ class Poller:
                     job.fail(exc)
             for key in [k for k, j in self._jobs.items() if j.done()]:
                 del self._jobs[key]
-                self._depth.pop(key, None)
             if not self._jobs:
                 break
             self._interval, wait = self.policy.next_interval(
@@ -288,12 +285,11 @@ class Poller:
         reads = 0  # one GET a video, or a job that knows none yet
         project_only = False
         deepest = 0
-        depth = self._depth
         for job in jobs:
             ids = job.video_count
             reads += ids or 1
             project_only = project_only or not ids
-            deepest = max(deepest, depth.get(id(job), 0))
+            deepest = max(deepest, job.poll_depth)
         self.stats.job_rounds += reads
         # The list costs the pages down to the deepest job (new jobs are the newest).
         pages = max(deepest // _PAGE + 1, math.ceil(len(jobs) / _PAGE))
@@ -314,7 +310,6 @@ class Poller:
         """
         by_video: dict[str, JobState] = {}
         by_project: dict[str, JobState] = {}
-        depth = self._depth
         for job in jobs:
             for video_id in job.video_ids:
                 by_video[video_id] = job
@@ -334,9 +329,8 @@ class Poller:
                         continue
                     if job.take_record(video):
                         moved = True
-                    key = id(job)
-                    found.add(key)
-                    depth[key] = offset
+                    found.add(id(job))
+                    job.poll_depth = offset
                     if not job.done() and VIDEO.is_terminal(VideoState.of(video.status)):
                         for video_id in job.needs_detail():
                             reader.want(job, video_id, result=True)

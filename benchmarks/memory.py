@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import json
 import sys
 import tracemalloc
 from pathlib import Path
@@ -23,6 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from asyncclient import Page, Plan, TokenBucket, Video, VideoDetail
+from asyncclient._clock import SystemClock
 from asyncclient._convert import decode
 from asyncclient.jobs import Jobs
 from asyncclient.poller import Poller, PollPolicy
@@ -45,7 +47,21 @@ async def bare_tasks(n: int) -> int:
     return used
 
 
-INTERVAL = 0.05  # real seconds between the poller's rounds
+INTERVAL = 0.5  # real seconds between the poller's rounds (a round takes far less)
+
+
+class _RoundEnds(SystemClock):
+    """The real clock, telling when the poller has gone to sleep between rounds."""
+
+    def __init__(self) -> None:
+        self.asleep = asyncio.Event()
+
+    async def sleep(self, seconds: float) -> None:
+        self.asleep.set()
+        try:
+            await asyncio.sleep(seconds)
+        finally:
+            self.asleep.clear()
 
 
 def video_id(i: int) -> str:
@@ -53,11 +69,12 @@ def video_id(i: int) -> str:
 
 
 class _Running:
-    """The video list, answered in process: every job's video, still running."""
+    """The video list, answered in process: every job's video, still running; each page
+    decoded afresh from its JSON, as a page read from the service is."""
 
     def __init__(self, n: int) -> None:
         self.records = [
-            decode(
+            json.dumps(
                 {
                     "id": video_id(i),
                     "projectId": f"proj_{i:012x}",
@@ -66,8 +83,7 @@ class _Running:
                     "status": "STARTED",
                     "progress": 40,
                     "createdAt": "2026-11-24T08:00:00Z",
-                },
-                Video,
+                }
             )
             for i in range(n)
         ]
@@ -78,7 +94,7 @@ class _Running:
 
     async def list_page(self, *, limit: int = 100, offset: int = 0) -> Page[Video]:
         self.pages += 1
-        items = self.records[offset : offset + limit]
+        items = [decode(json.loads(raw), Video) for raw in self.records[offset : offset + limit]]
         return Page(items=items, total=len(self.records), limit=limit, offset=offset)
 
 
@@ -87,7 +103,8 @@ async def jobs(n: int) -> tuple[int, int]:
     source = _Running(n)
     steady = PollPolicy(min_interval=INTERVAL, max_interval=INTERVAL, jitter=0.0)
     rate = Plan.PREMIUM.rate_limit.scaled(10_000)  # the limiter never holds a round back
-    poller = Poller(source, limiter=TokenBucket(rate), policy=steady)
+    clock = _RoundEnds()
+    poller = Poller(source, limiter=TokenBucket(rate), policy=steady, clock=clock)
     client_jobs = Jobs(poller)  # what client.jobs is, without a client
     before = heap()
     held = [client_jobs.from_video_id(video_id(i)) for i in range(n)]
@@ -95,10 +112,12 @@ async def jobs(n: int) -> tuple[int, int]:
     waiting = [asyncio.ensure_future(job.wait()) for job in held]
     await asyncio.sleep(0)
     assert poller.watching == n
-    # The poller's counters have no event to wait on: look at them now and then.
-    while poller.stats.rounds < 2 or source.pages < 2 * (n // 100 or 1):  # noqa: ASYNC110
-        await asyncio.sleep(INTERVAL / 5)
-    await asyncio.sleep(INTERVAL / 2)  # the round's temporaries are gone; it sleeps
+    while True:  # measured once the second round is over and the poller sleeps
+        await clock.asleep.wait()
+        if poller.stats.rounds >= 2:
+            break
+        await asyncio.sleep(INTERVAL / 2)
+    assert source.pages >= 2 * (n // 100 or 1)
     total = heap() - before
     assert poller.watching == n and not any(task.done() for task in waiting)
     for task in waiting:
@@ -116,8 +135,8 @@ async def figures(quick: bool = False, repeats: int = 3) -> list[Figure]:
     try:
         await jobs(200)  # what is paid once: lazy imports, the deadline timer
         for _ in range(1 if quick else repeats):
-            floor = await bare_tasks(n)
             _, total = await jobs(n)
+            floor = await bare_tasks(n)
             per_job.append(total / n)
             over_floor.append(total / floor)
     finally:
@@ -147,8 +166,8 @@ async def main() -> None:
     n = parser.parse_args().jobs
     tracemalloc.start()
     await jobs(200)  # what is paid once: lazy imports, the deadline timer
-    floor = await bare_tasks(n)  # first: nothing freed meanwhile skews it
-    objects, total = await jobs(n)
+    objects, total = await jobs(n)  # first: what the floor's tasks leave to free skews it
+    floor = await bare_tasks(n)
     print(f"{n} pending jobs")
     print()
     print("| what                                       | bytes per job |")
