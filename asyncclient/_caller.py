@@ -16,6 +16,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 from asyncclient._clock import SYSTEM_CLOCK, Clock
 from asyncclient._gate import Gate
 from asyncclient._headers import parse_limit, parse_remaining, parse_reset_after
+from asyncclient._otel import client_kind as otel_client_kind
+from asyncclient._otel import mark_error as otel_mark_error
+from asyncclient._otel import tracer as otel_tracer
 from asyncclient._protocol import (
     Envelope,
     Request,
@@ -36,6 +39,20 @@ __all__ = ["Caller", "ClientStats", "Sender"]
 logger = logging.getLogger("asyncclient")
 _debug = functools.partial(logger.isEnabledFor, logging.DEBUG)
 """Whether an attempt is logged: the logger's own cached answer (level changes clear it)."""
+
+
+_REQUEST_ID_HEADERS = ("X-Request-Id", "Request-Id", "X-Correlation-Id")
+"""Where a service's request id may come (spec: not shown), first found first."""
+
+
+def _request_id(headers: Mapping[str, str]) -> str | None:
+    """The service's request id, printable and at most 128 characters, or None."""
+    for name in _REQUEST_ID_HEADERS:
+        value = headers.get(name)
+        if value:
+            text = value[:128]
+            return text if text.isprintable() else repr(text)
+    return None
 
 
 class Sender(Protocol):
@@ -135,8 +152,16 @@ class Caller:
         request = build_request(method, path, params=params, json_body=json)
         return self.send(request, creation=creation)
 
-    async def send(self, request: Request, *, creation: CreationRequest | None = None) -> Envelope:
-        """Send ``request`` with the limiter, the retry policy and the ambiguity rule."""
+    async def send(
+        self, request: Request, *, creation: CreationRequest | None = None, span: Any = None
+    ) -> Envelope:
+        """Send ``request`` with the limiter, the retry policy and the ambiguity rule.
+
+        When the application traces (OpenTelemetry, see ``asyncclient._otel``) the
+        request is a span; ``span`` is that span, given by the traced way in.
+        """
+        if span is None and (tracer := otel_tracer()) is not None:
+            return await self._traced(tracer, request, creation)
         started = self.clock.monotonic()
         sent_at = self.clock.now() if creation is not None else None  # only an ambiguity says it
         attempt = 0
@@ -146,13 +171,16 @@ class Caller:
             attempt += 1
             stats.attempts += 1
             if creation is None:
-                await self.limiter.acquire()
+                waited = await self.limiter.acquire()
             else:
                 with self.gate.foreground():  # polling waits while a creation does
-                    await self.limiter.acquire()
+                    waited = await self.limiter.acquire()
+            if span is not None:
+                span.set_attribute("asyncclient.attempts", attempt)
+                span.add_event("attempt", {"limiter_wait_ms": waited * 1000})
             try:
                 if _debug():
-                    return await self._logged_attempt(request, attempt)
+                    return await self._logged_attempt(request, attempt, waited)
                 # The attempt, inline (a coroutine less a call); _logged_attempt is the same.
                 response = await self.transport.send(request)
                 self._follow_headers(response.headers)
@@ -177,23 +205,66 @@ class Caller:
                 )
                 await self.clock.sleep(delay)
 
-    async def _logged_attempt(self, request: Request, attempt: int) -> Envelope:
-        """One attempt, with its DEBUG line (method, path, status, time, attempt)."""
+    async def _traced(
+        self, tracer: Any, request: Request, creation: CreationRequest | None
+    ) -> Envelope:
+        """:meth:`send` in a span of its own (kind CLIENT, named by the method)."""
+        attributes = {"http.request.method": request.method, "url.path": request.path}
+        with tracer.start_as_current_span(
+            request.method,
+            kind=otel_client_kind(),
+            attributes=attributes,
+            record_exception=False,
+            set_status_on_exception=False,
+        ) as span:
+            try:
+                envelope = await self.send(request, creation=creation, span=span)
+            except BaseException as exc:
+                status = getattr(exc, "status_code", None)
+                if status is not None:
+                    span.set_attribute("http.response.status_code", status)
+                otel_mark_error(span, exc)
+                raise
+            span.set_attribute("http.response.status_code", envelope.status)
+            return envelope
+
+    async def _logged_attempt(self, request: Request, attempt: int, waited: float) -> Envelope:
+        """One attempt, with its DEBUG line: method, path, status, time, attempt, the time
+        spent waiting for the limiter and the service's request id (never the key). The
+        same values travel as the record's attributes (``extra``) for structured logs."""
         started = time.perf_counter()  # the log line's duration, not pacing
         status: int | str = "error"
+        request_id: str | None = None
         try:
             response = await self.transport.send(request)
             status = response.status
+            request_id = _request_id(response.headers)
             self._follow_headers(response.headers)
             return decode_envelope(request, response)
+        except BaseException as exc:
+            if status == "error":
+                status = type(exc).__name__
+            raise
         finally:
+            elapsed = (time.perf_counter() - started) * 1000
             logger.debug(
-                "%s %s -> %s in %.1f ms (attempt %d)",
+                "%s %s -> %s in %.1f ms (attempt %d, %.1f ms waiting for the limiter%s)",
                 request.method,
                 request.path,
                 status,
-                (time.perf_counter() - started) * 1000,
+                elapsed,
                 attempt,
+                waited * 1000,
+                f", request id {request_id}" if request_id else "",
+                extra={
+                    "http_method": request.method,
+                    "http_path": request.path,
+                    "http_status": status,
+                    "duration_ms": elapsed,
+                    "attempt": attempt,
+                    "limiter_wait_ms": waited * 1000,
+                    "request_id": request_id,
+                },
             )
 
     def _follow_headers(self, headers: Mapping[str, str]) -> None:

@@ -144,7 +144,9 @@ class AsyncClient:
             Redis-backed one shared by many processes.
         clock: Time for everything that paces or waits (the token bucket, retries,
             polling, batches); the real clock by default. Tests pass a fake one.
-        polling: When the shared poller reads watched jobs (:class:`PollPolicy`).
+        polling: When the shared poller reads watched jobs (:class:`PollPolicy`). With
+            ``webhook_url`` it is :meth:`PollPolicy.safety_net` unless given: jobs end
+            by their notifications, and polling only catches the ones that never come.
         webhook_url: Where the service should notify this client's creations (an
             HTTPS URL whose path serves :attr:`webhooks`); falls back to
             ``ASYNCCLIENT_WEBHOOK_URL``. Each creation without a ``webhook`` of its
@@ -220,6 +222,8 @@ class AsyncClient:
             adopt_limit=adopt_limit,
             gate=Gate(spare=_spare_tokens(limiter)),
         )
+        if polling is None and self._webhook_url is not None:
+            polling = PollPolicy.safety_net()
         self._compose(polling)
 
     def _compose(self, polling: PollPolicy | None) -> None:

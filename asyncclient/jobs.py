@@ -19,6 +19,7 @@ What is known of the videos lives in a :class:`~asyncclient._tracking.JobState`
 
 from __future__ import annotations
 
+import contextvars
 import html
 from collections.abc import AsyncIterator, Generator
 from typing import Any
@@ -27,12 +28,19 @@ from attrs import frozen
 
 from asyncclient._deadlines import end as end_deadline
 from asyncclient._deadlines import start as start_deadline
+from asyncclient._otel import mark_error as otel_mark_error
+from asyncclient._otel import tracer as otel_tracer
 from asyncclient._tracking import JobState
 from asyncclient.errors import JobTimeoutError
 from asyncclient.models.videos import CreatedProject, VideoDetail
 from asyncclient.poller import Poller
 
 __all__ = ["DEFAULT_WAIT_TIMEOUT", "JobUpdate", "Jobs", "VideoJob"]
+
+_IN_WAIT_SPAN: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "asyncclient_in_wait_span", default=False
+)
+"""Set while a traced wait runs the plain one (so it opens no second span)."""
 
 DEFAULT_WAIT_TIMEOUT = 3600.0
 """How long ``await job`` waits before :class:`JobTimeoutError` (one hour)."""
@@ -186,6 +194,8 @@ class VideoJob:
         """
         if self.done():
             return self.result()
+        if (tracer := otel_tracer()) is not None and not _IN_WAIT_SPAN.get():
+            return await self._traced_wait(tracer, timeout)
         state = self.state
         self._waiters += 1
         if self._waiters == 1:
@@ -215,6 +225,31 @@ class VideoJob:
             if self._waiters == 0:
                 self._poller.unwatch(state)
         return self.result()
+
+    async def _traced_wait(self, tracer: Any, timeout: float | None) -> VideoDetail:
+        """:meth:`wait` in a span ``asyncclient job wait`` (the application traces)."""
+        attributes = {
+            "asyncclient.video_id": self.video_id or "",
+            "asyncclient.project_id": self.project_id or "",
+        }
+        with tracer.start_as_current_span(
+            "asyncclient job wait",
+            attributes=attributes,
+            record_exception=False,
+            set_status_on_exception=False,
+        ) as span:
+            token = _IN_WAIT_SPAN.set(True)
+            try:
+                detail = await self.wait(timeout)
+            except BaseException as exc:
+                span.set_attribute("asyncclient.outcome", type(exc).__name__)
+                otel_mark_error(span, exc)
+                raise
+            finally:
+                _IN_WAIT_SPAN.reset(token)
+            span.set_attribute("asyncclient.outcome", "completed")
+            span.set_attribute("asyncclient.video_id", detail.id)
+            return detail
 
     async def updates(self) -> AsyncIterator[JobUpdate]:
         """Yield each change of status or progress once, until the job is done.

@@ -90,6 +90,8 @@ class PollPolicy:
             one detail read of each finished video is not paced by it (every way of
             waiting for a video pays it once); like every request it waits for a token
             of the client's limiter, so it never exceeds the plan.
+        first_delay: Seconds from the poller's start (its first watched job, when
+            none was watched) to its first round: 0 reads at once.
     """
 
     min_interval: float = 2.0
@@ -97,6 +99,16 @@ class PollPolicy:
     backoff: float = 1.5
     jitter: float = 0.1
     share: float = 0.5
+    first_delay: float = 0.0
+
+    @classmethod
+    def safety_net(cls) -> PollPolicy:
+        """Polling as a safety net behind notifications (a client with ``webhook_url``).
+
+        The first round a minute after the poller starts, then every one to five
+        minutes: a job whose notification never comes still ends, a few minutes late.
+        """
+        return cls(min_interval=60.0, max_interval=300.0, first_delay=60.0)
 
     def next_interval(
         self,
@@ -246,6 +258,8 @@ class Poller:
     # -- the loop ------------------------------------------------------------------------
 
     async def _run(self) -> None:
+        if self.policy.first_delay > 0:
+            await self._clock.sleep(self.policy.first_delay)
         while self._jobs:
             jobs = [j for j in self._jobs.values() if not j.done()]
             before = self.stats.requests - self.stats.result_reads

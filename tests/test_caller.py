@@ -478,8 +478,41 @@ async def test_each_attempt_is_logged_at_debug_with_its_status(
         await caller.call("GET", "/v1/video/v1")
     lines = [r.getMessage() for r in caplog.records if r.levelno == logging.DEBUG]
     assert len(lines) == 2
-    assert lines[0].startswith("GET /v1/video/v1 -> 500 in ") and lines[0].endswith("(attempt 1)")
-    assert lines[1].startswith("GET /v1/video/v1 -> 200 in ") and lines[1].endswith("(attempt 2)")
+    assert lines[0].startswith("GET /v1/video/v1 -> 500 in ")
+    assert "(attempt 1, 0.0 ms waiting for the limiter)" in lines[0]
+    assert lines[1].startswith("GET /v1/video/v1 -> 200 in ")
+    assert "(attempt 2, " in lines[1]
+
+
+async def test_a_logged_attempt_tells_the_limiter_wait_and_the_request_id(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Observability for backends (issue 12): method, path, status, attempt, the time
+    spent waiting for a token and the service's request id, as text and as attributes."""
+    one_a_second = RateLimit(per_minute=60, burst=1)
+    replies = [answer(200, {"id": "v1"}, X_Request_Id="req-7f3a") for _ in range(2)]
+    caller, _, _, _ = rig(*replies, rate=one_a_second)
+    with caplog.at_level(logging.DEBUG, logger="asyncclient"):
+        await caller.call("GET", "/v1/video/v1")
+        await caller.call("GET", "/v1/video/v2")  # waits a second for its token
+    first, second = [r for r in caplog.records if r.levelno == logging.DEBUG]
+    assert "request id req-7f3a" in second.getMessage()
+    assert second.http_method == "GET" and second.http_path == "/v1/video/v2"  # type: ignore[attr-defined]
+    assert second.http_status == 200 and second.attempt == 1  # type: ignore[attr-defined]
+    assert second.request_id == "req-7f3a"  # type: ignore[attr-defined]
+    assert first.limiter_wait_ms == 0.0  # type: ignore[attr-defined]
+    assert second.limiter_wait_ms == pytest.approx(1000.0)  # type: ignore[attr-defined]
+    assert "1000.0 ms waiting for the limiter" in second.getMessage()
+
+
+async def test_a_failed_attempt_is_logged_with_what_failed(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caller, _, _, _ = rig(APIConnectionError("reset", request_sent=False), answer(200, {}))
+    with caplog.at_level(logging.DEBUG, logger="asyncclient"):
+        await caller.call("GET", "/v1/video/v1")
+    first = next(r for r in caplog.records if r.levelno == logging.DEBUG)
+    assert first.getMessage().startswith("GET /v1/video/v1 -> APIConnectionError in ")
 
 
 class NoWallClock(FastForward):

@@ -70,7 +70,7 @@ def ca() -> trustme.CA:
 
 @asynccontextmanager
 async def fleet_of_one(
-    ca: trustme.CA, *, polling: PollPolicy = NEVER, **client_options: Any
+    ca: trustme.CA, *, polling: PollPolicy | None = NEVER, **client_options: Any
 ) -> AsyncIterator[tuple[Emulator, AsyncClient, str]]:
     """The emulator (trusting our CA), and a client whose receiver it notifies over HTTPS."""
     trust = ssl.create_default_context()
@@ -192,3 +192,30 @@ async def test_the_receiver_answers_401_without_the_token(ca: trustme.CA) -> Non
         ):
             assert resp.status == 401
         assert client.webhooks.receiver.refused == 1
+
+
+async def test_with_notifications_polling_is_a_slow_safety_net(ca: trustme.CA) -> None:
+    """No polling policy given: jobs end by their notifications, and the poller's first
+    round comes only a minute after it starts (PollPolicy.safety_net)."""
+    async with fleet_of_one(ca, polling=None) as (emu, client, _):
+        assert client.jobs.poller.policy == PollPolicy.safety_net()
+        cat = emu.catalog
+        jobs = [
+            await client.projects.create_talking_avatar(
+                script=f"Hi {i}", avatar_id=cat.avatars[0], voice_id=cat.voices[0]
+            )
+            for i in range(5)
+        ]
+        waiting = asyncio.ensure_future(asyncio.gather(*(job.wait(timeout=30) for job in jobs)))
+        await asyncio.sleep(0.05)
+        emu.advance(1000)
+        await emu.settle()
+        details = await asyncio.wait_for(waiting, 5)
+        assert [d.status for d in details] == ["COMPLETED"] * 5
+        assert client.jobs.poller.stats.requests == 0  # not one polling request
+        assert client.webhooks.jobs_finished == 5
+
+
+def test_a_client_without_webhook_url_polls_as_before() -> None:
+    client = AsyncClient("k", base_url="http://127.0.0.1:1")
+    assert client.jobs.poller.policy == PollPolicy()
