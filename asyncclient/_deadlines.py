@@ -7,7 +7,8 @@ jobs. Here the deadlines of all waiting jobs of a loop share one heap and one ti
 handle (armed for the earliest); a deadline costs one small entry. When it passes, the
 entry is marked expired and the future the job waits on is woken, and the job's
 ``wait`` raises :class:`~asyncclient.errors.JobTimeoutError`. Entries of waits that
-ended early are dropped lazily, and the heap is compacted when they are most of it.
+ended early are dropped lazily, and the heap is compacted as soon as they are most of
+it (amortised, a constant cost per wait).
 """
 
 from __future__ import annotations
@@ -63,6 +64,8 @@ class _Timer:
         if expiry.active:
             expiry.cancel()
             self._idle += 1
+            if self._idle > 64 and self._idle * 2 > len(self._heap):
+                self._compact()  # most waits ended: give their entries back now
 
     def _compact(self) -> None:
         self._heap = [expiry for expiry in self._heap if expiry.active]

@@ -24,7 +24,6 @@ from asyncclient._clock import SYSTEM_CLOCK, Clock
 from asyncclient._gate import Gate
 from asyncclient._transport import AiohttpTransport, ClientSession, Timeouts
 from asyncclient._version import __version__
-from asyncclient._webhook_token import notification_tokens, with_token
 from asyncclient.jobs import Jobs
 from asyncclient.poller import Poller, PollPolicy
 from asyncclient.ratelimit import Limiter, Plan, RateLimit, TokenBucket, resolve_rate_limit
@@ -188,7 +187,8 @@ class AsyncClient:
             raise ValueError(_NO_API_KEY)
         hook = webhook_url if webhook_url is not None else os.environ.get(ENV_WEBHOOK_URL)
         token = webhook_token if webhook_token is not None else os.environ.get(ENV_WEBHOOK_TOKEN)
-        self._tokens = notification_tokens(key, token or None, list(previous_api_keys))
+        # The notification tokens are derived on first use (webhook_url, client.webhooks).
+        self._token_source = (key, token or None, tuple(previous_api_keys))
         self._webhook_url = check_webhook_url(hook) if hook else None
         url = base_url if base_url is not None else os.environ.get(ENV_BASE_URL)
         if not url:
@@ -291,7 +291,7 @@ class AsyncClient:
         return ClientWebhooks(
             self,
             finder=self.jobs.poller,
-            tokens=self._tokens,
+            tokens=self._notification_tokens,
             url=self._webhook_url,
             shared=self._fleet,
         )
@@ -302,7 +302,17 @@ class AsyncClient:
         the receiver's token), or None."""
         if self._webhook_url is None:
             return None
-        return with_token(self._webhook_url, self._tokens[0])
+        from asyncclient._webhook_token import with_token
+
+        return with_token(self._webhook_url, self._notification_tokens[0])
+
+    @functools.cached_property
+    def _notification_tokens(self) -> list[str]:
+        """The tokens the receiver accepts, the one URLs carry first."""
+        from asyncclient._webhook_token import notification_tokens
+
+        key, token, previous = self._token_source
+        return notification_tokens(key, token, previous)
 
     def __repr__(self) -> str:
         return f"<AsyncClient {self._base_url}>"

@@ -145,8 +145,10 @@ async def test_debug_log_line_per_request(serve, caplog) -> None:  # type: ignor
     lines = [r.getMessage() for r in caplog.records if r.name == "asyncclient"]
     assert len(lines) == 1
     assert lines[0].startswith("GET /v1/video/v7 -> 200 in ")
-    assert "ms (attempt 1)" in lines[0]
+    assert "ms (attempt 1, " in lines[0] and "waiting for the limiter" in lines[0]
     assert KEY not in lines[0]
+    record = next(r for r in caplog.records if r.name == "asyncclient")
+    assert KEY not in repr(vars(record))  # nor in the record's attributes
 
 
 async def test_redirects_are_not_followed_so_the_key_stays_home(serve) -> None:  # type: ignore[no-untyped-def]
