@@ -172,7 +172,7 @@ async def figures(quick: bool = False, repeats: int = 3) -> list[Figure]:
             name="awaited VideoJob / a bare task waiting on an Event",
             values=[r["total"] / r["floor"] for r in runs],
             goal="-",
-            baseline="the least any awaitable-per-job design holds (a fresh interpreter of its own)",
+            baseline="the least any awaitable-per-job design holds (in an interpreter of its own)",
         ),
     ]
 
