@@ -29,7 +29,6 @@ import contextlib
 import contextvars
 import math
 import ssl
-import sys
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import Any
 from urllib.parse import urlsplit
@@ -189,9 +188,10 @@ def _timed_out(state: _Attempt) -> bool:
     """Whether a cancellation of the attempt is its own timeout (not the caller's cancel)."""
     if not state.expired:
         return False
-    if sys.version_info >= (3, 11) and state.task is not None:
+    uncancel = getattr(state.task, "uncancel", None)  # 3.11+, or a task class that has it
+    if uncancel is not None:
         # As asyncio.timeout: take our cancel back; one from elsewhere too is theirs.
-        return state.task.uncancel() <= state.cancelling
+        return bool(uncancel() <= state.cancelling)
     return True
 
 
@@ -336,8 +336,9 @@ class AiohttpTransport:
         now = watch.time()
         state = _Attempt(task, now + total if total else math.inf, read)
         if task is not None:
-            if sys.version_info >= (3, 11):
-                state.cancelling = task.cancelling()
+            cancelling = getattr(task, "cancelling", None)  # as _timed_out reads it
+            if cancelling is not None:
+                state.cancelling = cancelling()
             watch.add(state, now + min(total or math.inf, read or math.inf))
         return state
 

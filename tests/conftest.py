@@ -8,7 +8,7 @@ makes more such clients.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any
 
 import pytest
@@ -81,3 +81,30 @@ async def serve() -> AsyncIterator[Serve]:
     yield start
     for runner in runners:
         await runner.cleanup()
+
+
+# -- a real redis-server (tests of what processes share) -----------------------------------
+
+
+@pytest.fixture(scope="module")
+def redis_url() -> Iterator[str]:
+    """A throwaway redis-server on loopback; skipped without one, failed in CI."""
+    from tests.redis_server import RedisUnavailable, redis_server, require_redis
+
+    try:
+        with redis_server() as url:
+            yield url
+    except RedisUnavailable as exc:
+        if require_redis():
+            pytest.fail(f"CI needs redis-server: {exc}")
+        pytest.skip(str(exc))
+
+
+@pytest_asyncio.fixture
+async def redis(redis_url: str) -> AsyncIterator[Any]:
+    """A ``redis.asyncio`` client of that server, its database emptied first."""
+    aioredis = pytest.importorskip("redis.asyncio")
+    client = aioredis.from_url(redis_url)
+    await client.flushdb()
+    yield client
+    await client.aclose()

@@ -9,13 +9,12 @@ from __future__ import annotations
 import asyncio
 import socket
 import ssl
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
 import aiohttp
 import pytest
-import pytest_asyncio
 import trustme
 from aiohttp import web
 
@@ -25,30 +24,10 @@ from asyncclient.emulator import Emulator
 from asyncclient.poller import PollPolicy
 from asyncclient.ratelimit_redis import RedisTokenBucket
 from asyncclient.webhooks import WebhookEvent
-from tests.redis_server import RedisUnavailable, redis_server, require_redis
 
 aioredis = pytest.importorskip("redis.asyncio")
 
 NEVER = PollPolicy(min_interval=3600.0, max_interval=3600.0, jitter=0.0)
-
-
-@pytest.fixture(scope="module")
-def redis_url() -> Iterator[str]:
-    try:
-        with redis_server() as url:
-            yield url
-    except RedisUnavailable as exc:
-        if require_redis():
-            pytest.fail(f"CI needs redis-server: {exc}")
-        pytest.skip(str(exc))
-
-
-@pytest_asyncio.fixture
-async def redis(redis_url: str) -> AsyncIterator[Any]:
-    client = aioredis.from_url(redis_url)
-    await client.flushdb()
-    yield client
-    await client.aclose()
 
 
 def test_the_fleet_is_named_by_a_hash_of_the_key() -> None:

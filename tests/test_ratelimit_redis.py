@@ -8,37 +8,15 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
-import pytest_asyncio
 
 from asyncclient import Plan, RateLimit
 from asyncclient.emulator import Emulator
 from asyncclient.ratelimit_redis import RedisTokenBucket
-from tests.redis_server import RedisUnavailable, redis_server, require_redis
 
 aioredis = pytest.importorskip("redis.asyncio")
-
-
-@pytest.fixture(scope="module")
-def redis_url() -> Iterator[str]:
-    try:
-        with redis_server() as url:
-            yield url
-    except RedisUnavailable as exc:
-        if require_redis():
-            pytest.fail(f"CI needs redis-server: {exc}")
-        pytest.skip(str(exc))
-
-
-@pytest_asyncio.fixture
-async def redis(redis_url: str) -> AsyncIterator[object]:
-    client = aioredis.from_url(redis_url)
-    await client.flushdb()
-    yield client
-    await client.aclose()
 
 
 async def test_burst_then_a_computed_wait(redis: object) -> None:
