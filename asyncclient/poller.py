@@ -372,10 +372,9 @@ class Poller:
 
         The first page is read alone (it tells the list's length). Then up to
         ``_PAGES_AT_ONCE`` pages (see :meth:`_at_once`) are in flight at any time, each
-        taken in as it comes and
-        replaced at once by the next (a slow page holds up no other), but only while the
-        unseen jobs outnumber what the pages in flight can hold: the round never reads a
-        page that reading one by one would have spared.
+        taken in as it comes and replaced at once by the next (a slow page holds up no
+        other), but only while the unseen jobs outnumber what the pages in flight can
+        hold: the round never reads a page that reading one by one would have spared.
         """
         await self.gate.turn()
         self.stats.list_requests += 1
