@@ -49,6 +49,7 @@ import aiohttp  # noqa: E402
 import httpx  # noqa: E402
 
 from asyncclient import AsyncClient, Plan  # noqa: E402
+from benchmarks._processes import process_cpu, two_cpus  # noqa: E402
 from benchmarks._report import Figure, machine, table  # noqa: E402
 
 CONCURRENCY = 32
@@ -87,22 +88,6 @@ class Service:
     pid: int | None = None
 
 
-def process_cpu(pid: int | None) -> float | None:
-    """CPU seconds (user + system) of process ``pid`` so far, where /proc tells."""
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            fields = stat.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    except (OSError, ValueError, IndexError, AttributeError):
-        return None
-
-
-def _cpus() -> tuple[set[int], set[int]] | None:
-    """One CPU for this process and another for the emulator, when there are two."""
-    if not hasattr(os, "sched_getaffinity"):
-        return None
-    cpus = sorted(os.sched_getaffinity(0))
-    return ({cpus[0]}, {cpus[1]}) if len(cpus) >= 2 else None
 
 
 @asynccontextmanager
@@ -128,7 +113,7 @@ async def emulator_process(pin: bool = False) -> AsyncIterator[tuple[str, str, i
         cwd=ROOT,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
-    cpus = _cpus() if pin else None
+    cpus = two_cpus() if pin else None
     mine = os.sched_getaffinity(0) if cpus else None
     try:
         if cpus:
@@ -262,7 +247,7 @@ def _extra(sdk_runs: list[Run], other: list[Run], other_name: str) -> dict[str, 
 
 def figures_of(runs: dict[str, list[Run]], n: int, pin: bool = True) -> list[Figure]:
     sdk_runs = runs["SDK"]
-    where = "on a CPU of its own" if pin and _cpus() else "unpinned"
+    where = "on a CPU of its own" if pin and two_cpus() else "unpinned"
     out = []
     for other, goals in (("raw aiohttp", (">= 0.90", "<= 1.25")), ("httpx", ("-", "-"))):
         base = runs[other]

@@ -63,6 +63,7 @@ import aiohttp  # noqa: E402
 
 from asyncclient import AsyncClient, Plan, RateLimit, VideoJob  # noqa: E402
 from asyncclient.poller import PollPolicy  # noqa: E402
+from benchmarks._processes import process_cpu, two_cpus  # noqa: E402
 from benchmarks._report import Figure, machine, table  # noqa: E402
 
 INTERVAL = 2.0
@@ -116,22 +117,6 @@ async def _serve(scale: float, seed: int) -> None:
         await asyncio.get_running_loop().create_future()  # until terminated
 
 
-def process_cpu(pid: int) -> float | None:
-    """CPU seconds (user + system) of process ``pid`` so far, where /proc tells."""
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            fields = stat.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    except (OSError, ValueError, IndexError):
-        return None
-
-
-def _cpus() -> tuple[set[int], set[int]] | None:
-    """One CPU for the client side and another for the emulator, when there are two."""
-    if not hasattr(os, "sched_getaffinity"):
-        return None
-    cpus = sorted(os.sched_getaffinity(0))
-    return ({cpus[0]}, {cpus[1]}) if len(cpus) >= 2 else None
 
 
 @dataclass
@@ -173,7 +158,7 @@ async def emulator_process(scale: float, pin: bool = True) -> AsyncIterator[Serv
         cwd=ROOT,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
-    cpus = _cpus() if pin else None
+    cpus = two_cpus() if pin else None
     mine = os.sched_getaffinity(0) if cpus else None
     try:
         if cpus:

@@ -74,6 +74,7 @@ from aiohttp import ClientSession, web  # noqa: E402
 
 from asyncclient import AsyncClient, RateLimit, VideoJob  # noqa: E402
 from asyncclient.poller import Poller, PollPolicy  # noqa: E402
+from benchmarks._processes import process_cpu  # noqa: E402
 from benchmarks._report import Figure, machine  # noqa: E402
 
 SIZES = (10, 100, 1_000, 10_000, 100_000)
@@ -176,15 +177,6 @@ async def emulator_process() -> AsyncIterator[tuple[str, int]]:
                 proc.kill()
                 await proc.wait()
 
-
-def process_cpu(pid: int) -> float | None:
-    """CPU seconds (user + system) of process ``pid`` so far, where /proc tells."""
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            fields = stat.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    except (OSError, ValueError, IndexError):
-        return None
 
 
 # -- the client's side --------------------------------------------------------------------
