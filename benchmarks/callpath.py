@@ -32,8 +32,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
-import re
 import statistics
 import sys
 import time
@@ -49,14 +47,13 @@ import aiohttp  # noqa: E402
 import httpx  # noqa: E402
 
 from asyncclient import AsyncClient, Plan  # noqa: E402
-from benchmarks._processes import process_cpu, two_cpus  # noqa: E402
+from benchmarks._processes import process_cpu, serving, two_cpus  # noqa: E402
 from benchmarks._report import Figure, machine, table  # noqa: E402
 
 CONCURRENCY = 32
 TIME_SCALE = 1000.0
 """Service seconds per real second: Premium (1,000/min) becomes 1,000,000 a real minute."""
 WARMUP = 2 * CONCURRENCY
-STARTUP_SECONDS = 30.0
 
 
 @dataclass
@@ -88,8 +85,6 @@ class Service:
     pid: int | None = None
 
 
-
-
 @asynccontextmanager
 async def emulator_process(pin: bool = False) -> AsyncIterator[tuple[str, str, int]]:
     """Serve the emulator in a child process; yield its URL, demo key, pid; always stop it.
@@ -97,49 +92,11 @@ async def emulator_process(pin: bool = False) -> AsyncIterator[tuple[str, str, i
     With ``pin``, this process runs on one CPU and the emulator on another until the
     block exits (this process's affinity is then put back).
     """
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "asyncclient.emulator",
-        "--port",
-        "0",
-        "--time-scale",
-        str(TIME_SCALE),
-        "--plan",
-        "premium",
-        "--credits",
-        "1000000",
-        stdout=asyncio.subprocess.PIPE,
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
-    cpus = two_cpus() if pin else None
-    mine = os.sched_getaffinity(0) if cpus else None
-    try:
-        if cpus:
-            os.sched_setaffinity(proc.pid, cpus[1])
-            os.sched_setaffinity(0, cpus[0])
-        url = key = None
-        assert proc.stdout is not None
-        while url is None or key is None:
-            line = (await asyncio.wait_for(proc.stdout.readline(), STARTUP_SECONDS)).decode()
-            if not line:
-                raise RuntimeError("the emulator exited before it was listening")
-            if found := re.search(r"listening on (\S+)", line):
-                url = found.group(1)
-            elif found := re.search(r"demo API key: (\S+)", line):
-                key = found.group(1)
-        yield url, key, proc.pid
-    finally:
-        if mine is not None:
-            os.sched_setaffinity(0, mine)
-        if proc.returncode is None:
-            proc.terminate()
-            try:
-                await asyncio.wait_for(proc.wait(), 10)
-            except asyncio.TimeoutError:
-                proc.kill()
-                await proc.wait()
+    args = ["-m", "asyncclient.emulator", "--port", "0", "--time-scale", str(TIME_SCALE)]
+    args += ["--plan", "premium", "--credits", "1000000"]
+    wanted = {"url": r"listening on (\S+)", "key": r"demo API key: (\S+)"}
+    async with serving(args, wanted, pin=pin) as child:
+        yield child.printed["url"], child.printed["key"], child.pid
 
 
 def sdk_client(service: Service) -> AsyncClient:

@@ -45,7 +45,6 @@ import asyncio
 import json
 import math
 import os
-import re
 import statistics
 import sys
 import time
@@ -63,7 +62,7 @@ import aiohttp  # noqa: E402
 
 from asyncclient import AsyncClient, Plan, RateLimit, VideoJob  # noqa: E402
 from asyncclient.poller import PollPolicy  # noqa: E402
-from benchmarks._processes import process_cpu, two_cpus  # noqa: E402
+from benchmarks._processes import process_cpu, serving  # noqa: E402
 from benchmarks._report import Figure, machine, table  # noqa: E402
 
 INTERVAL = 2.0
@@ -72,7 +71,6 @@ PROCESSING, JITTER = 120.0, 0.25
 """Each video takes 120 service seconds +/- 25%."""
 UNLIMITED = {"perMinute": 6_000_000, "burst": 100_000}
 PREMIUM = Plan.PREMIUM.rate_limit
-STARTUP_SECONDS = 30.0
 AVATAR, VOICE = "avatar_001", "voice_001"
 
 
@@ -117,8 +115,6 @@ async def _serve(scale: float, seed: int) -> None:
         await asyncio.get_running_loop().create_future()  # until terminated
 
 
-
-
 @dataclass
 class Service:
     url: str
@@ -148,41 +144,9 @@ class Service:
 @asynccontextmanager
 async def emulator_process(scale: float, pin: bool = True) -> AsyncIterator[Service]:
     """The emulator in a child process (on a CPU of its own with ``pin``); always stopped."""
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        str(HERE),
-        "--serve",
-        "--scale",
-        str(scale),
-        stdout=asyncio.subprocess.PIPE,
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
-    cpus = two_cpus() if pin else None
-    mine = os.sched_getaffinity(0) if cpus else None
-    try:
-        if cpus:
-            os.sched_setaffinity(proc.pid, cpus[1])
-            os.sched_setaffinity(0, cpus[0])
-        assert proc.stdout is not None
-        url = None
-        while url is None:
-            line = (await asyncio.wait_for(proc.stdout.readline(), STARTUP_SECONDS)).decode()
-            if not line:
-                raise RuntimeError("the emulator exited before it was listening")
-            if found := re.search(r"listening on (\S+)", line):
-                url = found.group(1)
-        yield Service(url, scale, proc.pid, cpus[0] if cpus else None)
-    finally:
-        if mine is not None:
-            os.sched_setaffinity(0, mine)
-        if proc.returncode is None:
-            proc.terminate()
-            try:
-                await asyncio.wait_for(proc.wait(), 10)
-            except asyncio.TimeoutError:
-                proc.kill()
-                await proc.wait()
+    args = [str(HERE), "--serve", "--scale", str(scale)]
+    async with serving(args, {"url": r"listening on (\S+)"}, pin=pin) as child:
+        yield Service(child.printed["url"], scale, child.pid, child.cpu)
 
 
 # -- the SDK ------------------------------------------------------------------------------

@@ -54,8 +54,6 @@ import gc
 import itertools
 import json
 import math
-import os
-import re
 import statistics
 import sys
 import time
@@ -74,7 +72,7 @@ from aiohttp import ClientSession, web  # noqa: E402
 
 from asyncclient import AsyncClient, RateLimit, VideoJob  # noqa: E402
 from asyncclient.poller import Poller, PollPolicy  # noqa: E402
-from benchmarks._processes import process_cpu  # noqa: E402
+from benchmarks._processes import process_cpu, serving  # noqa: E402
 from benchmarks._report import Figure, machine  # noqa: E402
 
 SIZES = (10, 100, 1_000, 10_000, 100_000)
@@ -83,7 +81,6 @@ PROCESSING = 1_000_000.0
 """Service seconds a video takes (time scale 1): nothing finishes, nothing moves alone."""
 PER_MINUTE, BURST = 6_000_000, 100_000
 UNLIMITED = RateLimit(per_minute=PER_MINUTE, burst=BURST)
-STARTUP_SECONDS = 30.0
 ROUND_TIMEOUT = 600.0
 SEED_PATH = "/_bench/seed"
 QUIET, MOVING = "quiet", "moving"
@@ -148,35 +145,9 @@ async def serve(port: int) -> None:
 @asynccontextmanager
 async def emulator_process() -> AsyncIterator[tuple[str, int]]:
     """The emulator in a child process: yield its URL and pid; always stop it."""
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        SCRIPT,
-        "--serve",
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
-    try:
-        assert proc.stdout is not None
-        url = None
-        while url is None:
-            line = (await asyncio.wait_for(proc.stdout.readline(), STARTUP_SECONDS)).decode()
-            if not line:
-                raise RuntimeError("the emulator exited before it was listening")
-            if found := re.search(r"listening on (\S+)", line):
-                url = found.group(1)
-        yield url, proc.pid
-    finally:
-        if proc.returncode is None:
-            assert proc.stdin is not None
-            proc.stdin.close()
-            try:
-                await asyncio.wait_for(proc.wait(), 10)
-            except asyncio.TimeoutError:
-                proc.kill()
-                await proc.wait()
-
+    wanted = {"url": r"listening on (\S+)"}
+    async with serving([SCRIPT, "--serve"], wanted, stop_by_stdin=True) as child:
+        yield child.printed["url"], child.pid
 
 
 # -- the client's side --------------------------------------------------------------------
