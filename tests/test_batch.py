@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -358,17 +360,24 @@ def _reads(emu: Emulator) -> list[tuple[float, str]]:
     return [(r.time, r.path) for r in emu.requests if r.path.startswith("/v1/video/")]
 
 
+@asynccontextmanager
+async def _on_plan(plan: Plan, scale: float) -> AsyncIterator[tuple[Emulator, AsyncClient]]:
+    """The emulator at ``scale`` and a client of a new team on ``plan`` that polls as often
+    as its share of the plan lets it."""
+    async with Emulator(time_scale=scale, seed=4, processing_seconds=60) as emu:
+        key = emu.add_team(plan=plan.value, credits=100_000)
+        rate = plan.rate_limit.scaled(scale)
+        quick = PollPolicy(min_interval=0.0, max_interval=0.0)
+        async with AsyncClient(key, base_url=emu.url, plan=rate, polling=quick) as client:
+            yield emu, client
+
+
 async def test_a_batch_that_needs_every_token_sends_before_any_poll() -> None:
     """Submissions first (issue 11): 40 rows on the Free plan need more tokens than the
     bucket holds, so the poller reads nothing until the last creation is sent, then
     catches up."""
-    scale = 600.0
-    async with Emulator(time_scale=scale, seed=4, processing_seconds=60) as emu:
-        key = emu.add_team(plan="free", credits=100_000)
-        rate = Plan.FREE.rate_limit.scaled(scale)
-        quick = PollPolicy(min_interval=0.0, max_interval=0.0)
-        async with AsyncClient(key, base_url=emu.url, plan=rate, polling=quick) as client:
-            results = await client.templates.generate_many("tpl_welcome", rows(40), spacing=0)
+    async with _on_plan(Plan.FREE, 600.0) as (emu, client):
+        results = await client.templates.generate_many("tpl_welcome", rows(40), spacing=0)
     assert [r.status for r in results] == ["completed"] * 40
     last_post = max(r.time for r in emu.requests if r.path == CREATE)
     reads = _reads(emu)
@@ -378,19 +387,14 @@ async def test_a_batch_that_needs_every_token_sends_before_any_poll() -> None:
 
 async def test_a_batch_the_tokens_cover_lets_polling_go_on() -> None:
     """On a plan with tokens to spare, the poller reads while the batch still sends."""
-    scale = 60.0
-    async with Emulator(time_scale=scale, seed=4, processing_seconds=60) as emu:
-        key = emu.add_team(plan="premium", credits=100_000)
-        rate = Plan.PREMIUM.rate_limit.scaled(scale)
-        quick = PollPolicy(min_interval=0.0, max_interval=0.0)
-        async with AsyncClient(key, base_url=emu.url, plan=rate, polling=quick) as client:
-            batch = client.templates.generate_many("tpl_welcome", rows(4), spacing=1.0 / scale)
-            task = asyncio.ensure_future(batch)
-            mover = asyncio.ensure_future(_move(emu))
-            try:
-                results = await task
-            finally:
-                mover.cancel()
+    async with _on_plan(Plan.PREMIUM, 60.0) as (emu, client):
+        batch = client.templates.generate_many("tpl_welcome", rows(4), spacing=1.0 / 60.0)
+        task = asyncio.ensure_future(batch)
+        mover = asyncio.ensure_future(_move(emu))
+        try:
+            results = await task
+        finally:
+            mover.cancel()
     assert [r.status for r in results] == ["completed"] * 4
     posts = [r.time for r in emu.requests if r.path == CREATE]
     assert any(posts[0] < t < posts[-1] for t, _ in _reads(emu))

@@ -303,15 +303,25 @@ async def test_a_body_that_keeps_coming_is_read_however_long_it_takes() -> None:
     assert response.body == body
 
 
-async def test_a_body_that_stops_coming_is_a_timeout() -> None:
-    release = asyncio.Event()
+Respond = Callable[[asyncio.StreamWriter, int], Awaitable[None]]
+
+
+def head_then_stall(release: asyncio.Event) -> Respond:
+    """A server's answer: the head and the first bytes of a body, then nothing until
+    ``release`` is set."""
 
     async def stall(writer: asyncio.StreamWriter, n: int) -> None:
         writer.write(head(100) + b'{"success":')
         await writer.drain()
         await release.wait()
 
-    server, url, _ = await http_server(stall)
+    return stall
+
+
+async def test_a_body_that_stops_coming_is_a_timeout() -> None:
+    release = asyncio.Event()
+
+    server, url, _ = await http_server(head_then_stall(release))
     transport = AiohttpTransport(url, KEY, timeouts=Timeouts(connect=1.0, read=0.05, total=10.0))
     try:
         with pytest.raises(APITimeoutError) as info:
@@ -468,12 +478,7 @@ async def test_a_callers_session_keeps_the_read_timeout() -> None:
     # keeps every timeout of such an attempt, as before.
     release = asyncio.Event()
 
-    async def stall(writer: asyncio.StreamWriter, n: int) -> None:
-        writer.write(head(100) + b'{"success":')
-        await writer.drain()
-        await release.wait()
-
-    server, url, _ = await http_server(stall)
+    server, url, _ = await http_server(head_then_stall(release))
     session = aiohttp.ClientSession()
     transport = AiohttpTransport(
         url, KEY, session=session, timeouts=Timeouts(connect=1.0, read=0.05, total=10.0)
