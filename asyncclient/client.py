@@ -231,9 +231,26 @@ class AsyncClient:
         caller = self._caller
         self.videos = Videos(caller, files=self._transport)
         """Read and list videos (spec 4.10, 4.11)."""
-        poller = Poller(
-            self.videos, limiter=caller.limiter, policy=polling, clock=self._clock, gate=caller.gate
-        )
+        poller: Poller
+        if self._fleet is None:
+            poller = Poller(
+                self.videos,
+                limiter=caller.limiter,
+                policy=polling,
+                clock=self._clock,
+                gate=caller.gate,
+            )
+        else:  # one poller for the fleet: the lease holder polls, the others listen
+            from asyncclient._fleet_poller import FleetPoller
+
+            poller = FleetPoller(
+                self.videos,
+                store=self._fleet,
+                limiter=caller.limiter,
+                policy=polling,
+                clock=self._clock,
+                gate=caller.gate,
+            )
         self.jobs = Jobs(poller)
         """Rebuild jobs from stored ids; the shared poller (``client.jobs.poller``)."""
 

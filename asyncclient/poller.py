@@ -251,6 +251,11 @@ class Poller:
                 finished += job.done()
         return finished
 
+    async def deliver(self, detail: VideoDetail) -> int:
+        """A confirmed notification's record: :meth:`take_notified` (a fleet's poller
+        also tells the other processes)."""
+        return self.take_notified(detail)
+
     async def refresh(self, job: JobState) -> None:
         """Read one job once, outside the rounds."""
         await self._round([job])

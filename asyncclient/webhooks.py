@@ -293,8 +293,9 @@ _C = TypeVar("_C", bound=Handler)
 class JobFinder(Protocol):
     """Where a confirmed video record reaches the jobs awaiting it (the poller)."""
 
-    def take_notified(self, detail: VideoDetail) -> int:
-        """Hand ``detail`` to every awaited job of its video or project; how many took it."""
+    async def deliver(self, detail: VideoDetail) -> int:
+        """Hand ``detail`` to every awaited job of its video or project, in this process
+        (and, for a fleet, in every process); how many here took it."""
         ...
 
 
@@ -367,7 +368,7 @@ class ClientWebhooks:
 
     async def _dispatch(self, event: WebhookEvent) -> None:
         if event.confirmed is not None:
-            self.jobs_finished += self._finder.take_notified(event.confirmed)
+            self.jobs_finished += await self._finder.deliver(event.confirmed)
         for callback in self._callbacks:
             result = callback(event)
             if inspect.isawaitable(result):

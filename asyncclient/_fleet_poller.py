@@ -1,0 +1,592 @@
+"""One poller per API key across a fleet of processes, through Redis.
+
+With ``AsyncClient(redis=...)`` the client's poller is a :class:`FleetPoller`. While a
+process awaits jobs it keeps three things going (one task group):
+
+- a *beat* every quarter of the lease: it keeps the process's ``alive`` key fresh,
+  registers the jobs it began awaiting and drops those it stopped awaiting, and takes
+  or keeps the fleet's lease;
+- a *listener* on the fleet's channel: what the lease holder read, and confirmed
+  notifications, reach the jobs this process awaits;
+- the *rounds*, in the process that holds the lease: it polls every job registered by
+  a live process exactly as a lone process polls its own (list pages, reads by id, one
+  detail read per finished video: :class:`~asyncclient.poller.Poller`'s rounds), and
+  publishes each change as it reads it, keeping every finished video's record for
+  processes that start awaiting it later.
+
+A holder that dies, even by SIGKILL, stops renewing its lease; the lease lapses after
+:attr:`FleetPoller.lease` seconds (a few poll intervals) and the next beat of another
+process takes it, so a job waits at most about a lease and a beat plus one interval
+more than usual. A process that ended stops refreshing its ``alive`` key, and the
+holder drops its registrations. Whatever is published is also kept (finished videos)
+and looked up by a process when it registers a job, or when its listener reconnects,
+so nothing that moved while it was not listening is lost.
+
+If Redis cannot be reached, each process polls its own jobs (as without ``redis=``)
+until it can again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections.abc import Iterable
+from typing import Any
+
+import anyio
+
+from asyncclient._clock import SYSTEM_CLOCK, Clock
+from asyncclient._convert import converter, decode
+from asyncclient._fleet import FleetStore
+from asyncclient._gate import Gate
+from asyncclient._states import VIDEO, VideoState
+from asyncclient._tracking import JobState
+from asyncclient.errors import (
+    APIError,
+    APIStatusError,
+    AuthenticationError,
+    NotFoundError,
+    PermissionDeniedError,
+)
+from asyncclient.models.videos import Video, VideoDetail
+from asyncclient.poller import Poller, PollPolicy, VideoSource, _HasRate
+
+__all__ = [
+    "LEASE_CEILING",
+    "LEASE_FLOOR",
+    "LEASE_INTERVALS",
+    "FleetPoller",
+    "FleetStats",
+    "job_key",
+]
+
+logger = logging.getLogger("asyncclient")
+
+LEASE_INTERVALS = 3.0
+"""The lease, in the policy's ``min_interval``: how long a dead holder keeps it."""
+LEASE_FLOOR = 0.5
+"""The shortest lease, in seconds (however short the poll interval)."""
+LEASE_CEILING = 30.0
+"""The longest default lease, in seconds: however long the interval (the safety net
+behind notifications polls every minute or more), a dead holder is replaced soon."""
+BEATS_PER_LEASE = 4
+"""Beats in one lease: a holder renews it this many times before it would lapse."""
+LEAVE_SECONDS = 2.0
+"""How long a process that stops awaiting jobs spends telling the fleet."""
+_LISTEN_TIMEOUT = 1.0
+
+_FOLLOWING, _LEADING, _ALONE = "following", "leading", "alone"
+
+# Errors a lease holder tells the fleet, by class name: they end the job everywhere.
+_TOLD_ERRORS: dict[str, type[APIStatusError]] = {
+    cls.__name__: cls for cls in (NotFoundError, AuthenticationError, PermissionDeniedError)
+}
+
+
+def job_key(state: JobState) -> str:
+    """A job's key in the fleet: the project and (first) video it follows, and whether
+    it reads each finished video's detail. Processes awaiting the same job share it."""
+    ids = state.video_ids
+    first = ids[0] if ids else ""
+    return f"{state.project_id or ''}|{first}|{int(state.read_detail)}"
+
+
+def _spec(state: JobState) -> bytes:
+    ids = state.video_ids
+    spec = {"p": state.project_id, "v": ids[0] if ids else None, "d": state.read_detail}
+    return json.dumps(spec, separators=(",", ":")).encode()
+
+
+def _wire(video: Video) -> Any:
+    return converter.unstructure(video)
+
+
+class FleetStats:
+    """What this process did for the fleet (tests and benchmarks read it)."""
+
+    __slots__ = ("leads", "published", "rounds_led", "taken")
+
+    def __init__(self) -> None:
+        self.leads = 0
+        """Times this process took the lease."""
+        self.rounds_led = 0
+        """Rounds polled for the fleet while holding it."""
+        self.published = 0
+        """Changes published to the fleet."""
+        self.taken = 0
+        """Changes from other processes (or kept outcomes) taken in by this one."""
+
+
+class _Shadow(JobState):
+    """The lease holder's copy of a registered job: what it takes is told to the fleet."""
+
+    __slots__ = ("_key", "_relay")
+
+    def __init__(
+        self, relay: FleetPoller, key: str, *, project_id: str | None, video_id: str | None
+    ) -> None:
+        super().__init__(project_id=project_id, video_id=video_id)
+        self._relay = relay
+        self._key = key
+
+    def take_record(self, video: Video) -> bool:
+        moved = super().take_record(video)
+        if moved and not isinstance(video, VideoDetail):  # a detail is told by take_detail
+            self._relay._tell(self._key, "r", video)
+        return moved
+
+    def take_detail(self, detail: VideoDetail) -> bool:
+        moved = super().take_detail(detail)
+        if moved:
+            self._relay._tell(self._key, "d", detail)
+        return moved
+
+    def fail(self, error: BaseException) -> None:
+        if not self.done() and isinstance(error, APIStatusError):
+            self._relay._tell_failure(self._key, error)
+        super().fail(error)
+
+
+class FleetPoller(Poller):
+    """The client's poller when a fleet shares the key through Redis.
+
+    Args:
+        source: Where videos are read (``client.videos``).
+        store: The fleet's shared store.
+        limiter: The client's limiter; its rate sizes polling's share.
+        policy: When the lease holder polls.
+        clock: Sleeps between rounds and beats.
+        gate: Work that polling yields to.
+        lease: Seconds a lease lasts without renewal; by default ``LEASE_INTERVALS``
+            times the policy's ``min_interval``, within ``LEASE_FLOOR`` and
+            ``LEASE_CEILING``.
+    """
+
+    def __init__(
+        self,
+        source: VideoSource,
+        *,
+        store: FleetStore,
+        limiter: _HasRate,
+        policy: PollPolicy | None = None,
+        clock: Clock = SYSTEM_CLOCK,
+        gate: Gate | None = None,
+        lease: float | None = None,
+    ) -> None:
+        super().__init__(source, limiter=limiter, policy=policy, clock=clock, gate=gate)
+        self.store = store
+        self.lease = (
+            lease
+            if lease is not None
+            else min(max(LEASE_INTERVALS * self.policy.min_interval, LEASE_FLOOR), LEASE_CEILING)
+        )
+        """Seconds a lease lasts without renewal (a dead holder's, at most)."""
+        self.fleet = FleetStats()
+        self._keys: dict[int, str] = {}  # id(local job) -> its key
+        self._local: dict[str, list[JobState]] = {}  # key -> local jobs awaited
+        self._specs: dict[str, bytes] = {}  # key -> what it follows (to register again)
+        self._added: dict[str, bytes] = {}
+        self._removed: set[str] = set()
+        self._fresh: list[JobState] = []  # registered jobs whose kept outcome to look up
+        self._again = True  # register every job again (the process's alive key lapsed)
+        self._shadows: dict[str, _Shadow] = {}
+        self._mode = _FOLLOWING
+        self._next_round = 0.0
+        self._earliest = 0.0  # no round before (the policy's first_delay)
+        self._left = True  # the fleet knows this process awaits nothing
+        self._told: list[list[Any]] = []
+        self._told_finished: list[tuple[str, str | None, bytes]] = []
+        self._wake = asyncio.Event()  # the rounds: the mode changed, or no job is left
+        self._pending = asyncio.Event()  # the beat: registrations to send
+        self._to_publish = asyncio.Event()
+        self._subscribed = asyncio.Event()
+
+    def __repr__(self) -> str:
+        return f"<FleetPoller {self._mode} watching {len(self._jobs)} jobs, lease {self.lease}s>"
+
+    @property
+    def leading(self) -> bool:
+        """Whether this process holds the fleet's lease (and polls for it)."""
+        return self._mode == _LEADING
+
+    # -- watching (VideoJob calls these) ---------------------------------------------------
+
+    def watch(self, job: JobState) -> None:
+        """Await ``job`` through the fleet: register it; the lease holder polls it."""
+        key = job_key(job)
+        self._keys[id(job)] = key
+        local = self._local.setdefault(key, [])
+        if not local:
+            spec = self._specs[key] = _spec(job)
+            self._added[key] = spec
+            self._removed.discard(key)
+        local.append(job)
+        self._fresh.append(job)
+        self._pending.set()
+        super().watch(job)
+
+    def unwatch(self, job: JobState) -> None:
+        """Stop awaiting ``job``; unregistered once no local job has its key."""
+        super().unwatch(job)
+        key = self._keys.pop(id(job), None)
+        if key is None:
+            return
+        local = self._local.get(key, [])
+        if job in local:
+            local.remove(job)
+        if not local:
+            self._local.pop(key, None)
+            self._specs.pop(key, None)
+            if self._added.pop(key, None) is None:
+                self._removed.add(key)
+            self._pending.set()
+        if not self._jobs:
+            self._wake.set()
+
+    async def aclose(self) -> None:
+        """Stop, give the lease back and drop this process's registrations."""
+        self._removed.update(self._local)
+        self._added.clear()
+        self._keys.clear()
+        self._local.clear()
+        self._specs.clear()
+        await super().aclose()
+        if not self._left:  # the task was stopped before it told the fleet
+            await self._leave()
+
+    async def deliver(self, detail: VideoDetail) -> int:
+        """A confirmed notification's record: finish the jobs awaiting it here, keep it,
+        and tell every process of the fleet (whichever awaits it finishes at once)."""
+        finished = self._notified(detail)
+        entry = ["", "n", _wire(detail)]
+        kept = []
+        if VIDEO.is_terminal(VideoState.of(detail.status)):
+            kept.append((detail.id, detail.project_id, _kept("d", detail)))
+        await self.store.publish(self._message([entry]), kept)
+        self.fleet.published += 1
+        return finished
+
+    def _notified(self, detail: VideoDetail) -> int:
+        """A notification's record to the local jobs and to the holder's copies (which
+        then need no more polling; the fleet hears of it from the notification)."""
+        for shadow in self._shadows.values():
+            if not shadow.done() and (
+                detail.id in shadow.video_ids
+                or (detail.project_id and shadow.project_id == detail.project_id)
+            ):
+                JobState.take_detail(shadow, detail)  # told by the notification's own message
+        return self.take_notified(detail)
+
+    # -- the fleet's tasks -----------------------------------------------------------------
+
+    async def _run(self) -> None:
+        self._earliest = self._clock.monotonic() + max(0.0, self.policy.first_delay)
+        self._next_round = self._earliest
+        while True:
+            self._left = False
+            try:
+                async with anyio.create_task_group() as group:
+                    group.start_soon(self._listen)
+                    group.start_soon(self._beats)
+                    group.start_soon(self._publisher)
+                    await self._rounds()
+                    group.cancel_scope.cancel()
+            finally:
+                await self._leave()
+            if not self._jobs:
+                return
+
+    async def _leave(self) -> None:
+        """Tell what is left to tell, drop the registrations, give the lease back."""
+        with anyio.move_on_after(LEAVE_SECONDS, shield=True):
+            try:
+                await self._publish_told()
+                await self._register()
+                await self.store.beat(
+                    alive_ms=self._ms(self.lease), lease_ms=self._ms(self.lease), lead=False
+                )
+                self._left = True
+            except Exception as exc:  # the lease lapses, the registrations are dropped
+                logger.debug("fleet: could not leave cleanly (%r)", exc)
+        self._set_mode(_FOLLOWING)
+        self._subscribed.clear()
+
+    @staticmethod
+    def _ms(seconds: float) -> int:
+        return max(1, int(seconds * 1000))
+
+    def _set_mode(self, mode: str) -> None:
+        if mode != self._mode:
+            if mode == _LEADING:  # a holder that took over polls at once
+                self.fleet.leads += 1
+                self._next_round = max(self._earliest, self._clock.monotonic())
+                logger.debug("fleet: this process polls for the fleet")
+            self._mode = mode
+            if mode != _LEADING:
+                self._shadows.clear()
+            self._wake.set()
+
+    async def _wait(self, event: asyncio.Event, seconds: float) -> None:
+        with anyio.move_on_after(max(0.0, seconds)):
+            await event.wait()
+        event.clear()
+
+    async def _beats(self) -> None:
+        beat = self.lease / BEATS_PER_LEASE
+        while True:
+            try:
+                await self._beat()
+            except Exception as exc:  # Redis unreachable: poll our own jobs meanwhile
+                if self._mode != _ALONE:
+                    logger.warning(
+                        "fleet: Redis unreachable (%r); polling this process's jobs", exc
+                    )
+                self._again = True
+                self._set_mode(_ALONE)
+            await self._wait(self._pending, beat)
+
+    async def _beat(self) -> None:
+        lease_ms = self._ms(self.lease)
+        listening = self._subscribed.is_set()
+        held, lapsed = await self.store.beat(
+            alive_ms=lease_ms, lease_ms=lease_ms, lead=bool(self._jobs) and listening
+        )
+        self._again = self._again or lapsed
+        if not listening:
+            self._set_mode(_ALONE if self._mode == _ALONE else _FOLLOWING)
+            return  # registrations wait for the listener (no change may pass it by)
+        await self._register()
+        await self._look_up()  # before a round could read what is already known
+        self._set_mode(_LEADING if held else _FOLLOWING)
+
+    async def _register(self) -> None:
+        if self._again:
+            added, removed = dict(self._specs), set(self._removed)
+        else:
+            added, removed = self._added, self._removed
+        self._added, self._removed = {}, set()
+        try:
+            await self.store.register(added, removed)
+        except BaseException:
+            self._again = True
+            self._removed |= {k for k in removed if k not in self._local}
+            raise
+        self._again = False
+
+    async def _look_up(self) -> None:
+        """Take in the kept outcomes of the jobs registered since the last look."""
+        fresh, self._fresh = [j for j in self._fresh if not j.done()], []
+        if not fresh:
+            return
+        videos = sorted({v for job in fresh for v in job.video_ids})
+        projects = sorted({job.project_id for job in fresh if job.project_id})
+        try:
+            records = await self.store.finished(videos, projects)
+        except BaseException:
+            self._fresh.extend(fresh)
+            raise
+        for raw in dict.fromkeys(records):  # a video's record is kept by video and project
+            kind, video = _unkept(raw)
+            if video is None:
+                continue
+            for job in fresh:
+                if video.id in job.video_ids or (
+                    video.project_id and job.project_id == video.project_id
+                ):
+                    self.fleet.taken += 1
+                    _take(job, kind, video)
+
+    async def _listen(self) -> None:
+        reconnects = 0
+        while True:
+            pubsub = self.store.redis.pubsub()
+            try:
+                await pubsub.subscribe(self.store.channel)
+                if reconnects:  # what moved meanwhile is kept: look it up
+                    self._fresh.extend(self._jobs.values())
+                self._subscribed.set()
+                self._pending.set()
+                while True:
+                    message = await pubsub.get_message(
+                        ignore_subscribe_messages=True, timeout=_LISTEN_TIMEOUT
+                    )
+                    if message is not None and message.get("type") == "message":
+                        self._take_message(message["data"])
+            except Exception as exc:
+                logger.warning("fleet: listening failed (%r); listening again", exc)
+            finally:
+                self._subscribed.clear()
+                with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
+                    await pubsub.aclose()
+            reconnects += 1
+            await self._clock.sleep(self.lease / BEATS_PER_LEASE)
+
+    def _take_message(self, data: bytes) -> None:
+        try:
+            message = json.loads(data)
+            if message.get("from") == self.store.process:
+                return
+            for key, kind, payload in message["j"]:
+                if kind == "n":
+                    self.fleet.taken += self._notified(decode(payload, VideoDetail)) > 0
+                    continue
+                jobs = self._local.get(key)
+                if not jobs:
+                    continue
+                self.fleet.taken += 1
+                if kind == "f":
+                    error = _rebuilt(payload)
+                    for job in jobs:
+                        job.fail(error)
+                else:
+                    video = decode(payload, VideoDetail if kind == "d" else Video)
+                    for job in list(jobs):
+                        _take(job, kind, video)
+        except Exception as exc:  # another version's message, or a broken one
+            logger.warning("fleet: a message could not be read (%r)", exc)
+
+    # -- telling the fleet (the lease holder) ----------------------------------------------
+
+    def _message(self, entries: list[list[Any]]) -> bytes:
+        body = {"from": self.store.process, "j": entries}
+        return json.dumps(body, separators=(",", ":")).encode()
+
+    def _tell(self, key: str, kind: str, video: Video) -> None:
+        for job in list(self._local.get(key, ())):
+            _take(job, kind, video)
+        self._told.append([key, kind, _wire(video)])
+        if VIDEO.is_terminal(VideoState.of(video.status)):
+            self._told_finished.append((video.id, video.project_id, _kept(kind, video)))
+        self._to_publish.set()
+
+    def _tell_failure(self, key: str, error: APIStatusError) -> None:
+        for job in list(self._local.get(key, ())):
+            job.fail(error)
+        payload = {"e": type(error).__name__, "m": error.message, "s": error.status_code}
+        self._told.append([key, "f", payload])
+        self._to_publish.set()
+
+    async def _publisher(self) -> None:
+        while True:
+            await self._to_publish.wait()
+            self._to_publish.clear()
+            try:
+                await self._publish_told()
+            except Exception as exc:  # kept for the next try
+                logger.warning("fleet: could not publish (%r); trying again", exc)
+                await self._clock.sleep(self.lease / BEATS_PER_LEASE)
+                self._to_publish.set()
+
+    async def _publish_told(self) -> None:
+        told, finished = self._told, self._told_finished
+        if not told:
+            return
+        self._told, self._told_finished = [], []
+        try:
+            await self.store.publish(self._message(told), finished)
+        except BaseException:
+            self._told[:0], self._told_finished[:0] = told, finished
+            raise
+        self.fleet.published += len(told)
+
+    # -- the rounds ------------------------------------------------------------------------
+
+    async def _rounds(self) -> None:
+        while self._jobs:
+            self._wake.clear()
+            if self._mode == _FOLLOWING:
+                await self._wait(self._wake, self.lease)
+                continue
+            wait = self._next_round - self._clock.monotonic()
+            if wait > 0:
+                await self._wait(self._wake, wait)
+                continue
+            await self._one_round()
+
+    async def _one_round(self) -> None:
+        leading = self._mode == _LEADING
+        jobs: list[JobState]
+        if leading:
+            try:
+                jobs = list(await self._registered())
+            except Exception as exc:
+                logger.warning("fleet: registrations unreadable (%r)", exc)
+                self._set_mode(_ALONE)
+                return
+            self.fleet.rounds_led += 1
+        else:
+            jobs = [j for j in self._jobs.values() if not j.done()]
+        before = self.stats.requests - self.stats.result_reads
+        started = self._clock.monotonic()
+        moved = False
+        try:
+            moved = await self._round(jobs) if jobs else False
+        except (AuthenticationError, PermissionDeniedError) as exc:
+            for job in jobs:
+                job.fail(exc)
+        except APIError as exc:
+            logger.warning("polling failed (%s); trying again later", exc)
+        except Exception as exc:  # a bug must not leave the waiters hanging
+            logger.exception("polling stopped")
+            if not leading:
+                for job in jobs:
+                    job.fail(exc)
+        self._interval, wait = self.policy.next_interval(
+            self._interval,
+            moved=moved,
+            spent=self.stats.requests - self.stats.result_reads - before,
+            per_second=self._limiter.rate.per_second,
+        )
+        self._next_round = started + wait
+
+    async def _registered(self) -> Iterable[_Shadow]:
+        """The holder's copies of the jobs live processes await (new ones made)."""
+        live: dict[str, bytes] = {}
+        for registration in await self.store.registrations():
+            live.setdefault(registration.job, registration.spec)
+        for key in [k for k in self._shadows if k not in live]:
+            del self._shadows[key]
+        for key, spec in live.items():
+            if key not in self._shadows:
+                try:
+                    follows = json.loads(spec)
+                    shadow = _Shadow(self, key, project_id=follows["p"], video_id=follows["v"])
+                    shadow.read_detail = bool(follows["d"])
+                except Exception as exc:  # another version's registration
+                    logger.debug("fleet: registration %r unreadable (%r)", key, exc)
+                    continue
+                self._shadows[key] = shadow
+                self._interval = self.policy.min_interval
+        return [s for s in self._shadows.values() if not s.done()]
+
+
+def _kept(kind: str, video: Video) -> bytes:
+    return json.dumps({"k": kind, "v": _wire(video)}, separators=(",", ":")).encode()
+
+
+def _unkept(raw: bytes) -> tuple[str, Video | None]:
+    try:
+        kept = json.loads(raw)
+        kind = "d" if kept["k"] == "d" else "r"
+        return kind, decode(kept["v"], VideoDetail if kind == "d" else Video)
+    except Exception as exc:
+        logger.debug("fleet: a kept outcome is unreadable (%r)", exc)
+        return "r", None
+
+
+def _take(job: JobState, kind: str, video: Video) -> None:
+    if kind == "d" and isinstance(video, VideoDetail):
+        job.take_detail(video)
+    else:
+        job.take_record(video)
+
+
+def _rebuilt(payload: dict[str, Any]) -> APIStatusError:
+    cls = _TOLD_ERRORS.get(str(payload.get("e")), APIStatusError)
+    status = payload.get("s")
+    return cls(
+        str(payload.get("m") or "the lease holder's read failed"),
+        status_code=status if isinstance(status, int) else 0,
+    )

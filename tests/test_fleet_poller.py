@@ -1,0 +1,240 @@
+"""One poller per API key across a fleet (``AsyncClient(redis=...)``), on a real redis-server.
+
+Several clients of one key in one test stand for the processes of a fleet (each has a
+process id of its own in the fleet); ``tests/test_fleet_processes.py`` runs real
+processes and kills the lease holder. When redis-server is missing these tests skip on
+a developer's machine and fail in CI.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import ssl
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from typing import Any
+
+import pytest
+import trustme
+from aiohttp import web
+
+from asyncclient import AsyncClient, Plan, VideoFailedError
+from asyncclient._fleet import FleetStore
+from asyncclient._fleet_poller import FleetPoller, job_key
+from asyncclient._tracking import JobState
+from asyncclient.emulator import Emulator
+from asyncclient.jobs import VideoJob
+from asyncclient.poller import PollPolicy
+from asyncclient.ratelimit import TokenBucket
+
+pytest.importorskip("redis.asyncio")
+
+POLICY = PollPolicy(min_interval=0.05, max_interval=0.1, jitter=0.0)
+NEVER = PollPolicy(min_interval=3600.0, max_interval=3600.0, jitter=0.0, first_delay=3600.0)
+
+
+def fleet_client(emu: Emulator, key: str, redis_url: str, **options: Any) -> AsyncClient:
+    options.setdefault("polling", POLICY)
+    rate = Plan.PREMIUM.rate_limit.scaled(emu.clock.time_scale)
+    return AsyncClient(key, base_url=emu.url, plan=rate, redis=redis_url, **options)
+
+
+def poller(client: AsyncClient) -> FleetPoller:
+    found = client.jobs.poller
+    assert isinstance(found, FleetPoller)
+    return found
+
+
+async def create(client: AsyncClient, emu: Emulator, n: int) -> list[VideoJob]:
+    cat = emu.catalog
+    return [
+        await client.projects.create_talking_avatar(
+            script=f"Hi {i}", avatar_id=cat.avatars[0], voice_id=cat.voices[0]
+        )
+        for i in range(n)
+    ]
+
+
+async def test_only_the_lease_holder_polls_and_every_process_gets_its_jobs(
+    emu: Emulator, redis_url: str, redis: Any
+) -> None:
+    key = emu.add_team(plan="premium", credits=100_000)
+    async with AsyncExitStack() as stack:
+        clients = [
+            await stack.enter_async_context(fleet_client(emu, key, redis_url)) for _ in range(3)
+        ]
+        jobs = [await create(c, emu, 4) for c in clients]
+        waits = [asyncio.gather(*(j.wait(timeout=30) for j in js)) for js in jobs]
+        # Every process registers its jobs; the holder reads them all.
+        store = poller(clients[0]).store
+        for _ in range(200):
+            if len(await store.registrations()) == 12:
+                break
+            await asyncio.sleep(0.01)
+        assert len(await store.registrations()) == 12
+        emu.advance(1000)
+        results = await asyncio.wait_for(asyncio.gather(*waits), 30)
+        assert all(d.status == "COMPLETED" for done in results for d in done)
+        pollers = [poller(c) for c in clients]
+        # Only a lease holder polls (a holder whose own jobs ended leaves, and another
+        # process may take over the rest); the others learn of their jobs from it.
+        polling = [p for p in pollers if p.stats.requests]
+        assert 1 <= len(polling) < 3
+        assert all(p.fleet.leads >= 1 and p.fleet.rounds_led >= 1 for p in polling)
+        assert all(p.fleet.taken >= 4 for p in pollers if p not in polling)
+        # One detail read per finished video across the fleet, as a lone process makes
+        # (a handover may read again a video whose job was not yet unregistered).
+        reads = sum(p.stats.detail_requests for p in pollers)
+        assert 12 <= reads <= 12 + 4 * (len(polling) - 1)
+    # They all left: no registration, no lease.
+    assert await redis.hlen(store.key("jobs")) == 0
+    assert await redis.get(store.key("lease")) is None
+
+
+async def test_a_job_awaited_after_it_finished_elsewhere_ends_from_the_kept_outcome(
+    emu: Emulator, redis_url: str
+) -> None:
+    key = emu.add_team(plan="premium", credits=100_000)
+    async with fleet_client(emu, key, redis_url) as first:
+        (job,) = await create(first, emu, 1)
+        emu.advance(1000)
+        done = await job.wait(timeout=30)
+    async with fleet_client(emu, key, redis_url, polling=NEVER) as later:
+        again = later.jobs.from_video_id(done.id, project_id=job.project_id)
+        assert (await asyncio.wait_for(again.wait(), 10)) == done
+        assert later.jobs.poller.stats.requests == 0
+        assert poller(later).fleet.taken == 1
+
+
+async def test_the_registrations_of_a_process_that_ended_are_dropped(
+    redis: Any,
+) -> None:
+    living, dead = FleetStore(redis, "key"), FleetStore(redis, "key")
+    for store in (living, dead):
+        await store.beat(alive_ms=60_000, lease_ms=60_000, lead=False)
+        await store.register({"p1|v1|1": b"{}"}, ())
+    await redis.delete(dead.key("alive", dead.process))  # its alive key lapsed
+    found = await living.registrations()
+    assert [(r.process, r.job) for r in found] == [(living.process, "p1|v1|1")]
+    assert await redis.hlen(living.key("jobs")) == 1
+
+
+async def test_a_process_whose_alive_key_lapsed_registers_again(redis: Any) -> None:
+    store = FleetStore(redis, "key")
+    assert await store.beat(alive_ms=60_000, lease_ms=60_000, lead=True) == (True, True)
+    assert await store.beat(alive_ms=60_000, lease_ms=60_000, lead=True) == (True, False)
+    other = FleetStore(redis, "key")
+    assert await other.beat(alive_ms=60_000, lease_ms=60_000, lead=True) == (False, True)
+    assert await store.beat(alive_ms=60_000, lease_ms=60_000, lead=False) == (False, False)
+    assert await other.beat(alive_ms=60_000, lease_ms=60_000, lead=True) == (True, False)
+
+
+def test_a_jobs_key_names_what_it_follows() -> None:
+    state = JobState(project_id="p1", video_id="v1")
+    assert job_key(state) == "p1|v1|1"
+    state.read_detail = False
+    assert job_key(state) == "p1|v1|0"
+    assert job_key(JobState(project_id="p2")) == "p2||1"
+
+
+async def test_without_redis_each_process_polls_its_own_jobs(emu: Emulator) -> None:
+    """Redis unreachable: the process polls its own jobs, as without ``redis=`` (its
+    requests go through a bucket of its own here: the shared one lives in Redis)."""
+    key = emu.add_team(plan="premium", credits=100_000)
+    bucket = TokenBucket(Plan.PREMIUM.rate_limit.scaled(emu.clock.time_scale))
+    async with fleet_client(emu, key, "redis://127.0.0.1:1/0", limiter=bucket) as client:
+        (job,) = await create(client, emu, 1)
+        emu.advance(1000)
+        done = await asyncio.wait_for(job.wait(), 30)
+        assert done.status == "COMPLETED" and client.jobs.poller.stats.requests >= 1
+
+
+async def test_a_published_message_from_another_version_is_ignored(
+    emu: Emulator, redis_url: str, redis: Any
+) -> None:
+    key = emu.add_team(plan="premium", credits=100_000)
+    async with fleet_client(emu, key, redis_url) as client:
+        (job,) = await create(client, emu, 1)
+        waiting = asyncio.ensure_future(job.wait(timeout=30))
+        store = poller(client).store
+        for _ in range(200):
+            if await redis.pubsub_numsub(store.channel) != [(store.channel.encode(), 0)]:
+                break
+            await asyncio.sleep(0.01)
+        for junk in (b"not json", b"{}", json.dumps({"j": [[1, 2]]}).encode()):
+            await redis.publish(store.channel, junk)
+        emu.advance(1000)
+        assert (await asyncio.wait_for(waiting, 30)).status == "COMPLETED"
+
+
+# -- notifications finish jobs in whichever process awaits them ----------------------------
+
+
+@pytest.fixture(scope="module")
+def ca() -> trustme.CA:
+    return trustme.CA()
+
+
+@asynccontextmanager
+async def served_receiver(
+    client: AsyncClient, sock: socket.socket, ca: trustme.CA
+) -> AsyncIterator[None]:
+    """Serve ``client.webhooks`` over HTTPS on ``sock`` (bound on loopback)."""
+    server_ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ca.issue_cert("127.0.0.1").configure_cert(server_ctx)
+    runner = web.AppRunner(client.webhooks.app("/hooks"), access_log=None)
+    await runner.setup()
+    try:
+        await web.SockSite(runner, sock, ssl_context=server_ctx).start()
+        yield
+    finally:
+        await runner.cleanup()
+
+
+@pytest.mark.parametrize("outcome", ["COMPLETED", "FAILED"])
+async def test_a_notification_received_in_one_process_ends_the_job_awaited_in_another(
+    redis_url: str, ca: trustme.CA, outcome: str
+) -> None:
+    trust = ssl.create_default_context()
+    ca.configure_trust(trust)
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    url = f"https://127.0.0.1:{sock.getsockname()[1]}/hooks"
+    failing = 1.0 if outcome == "FAILED" else 0.0
+    async with AsyncExitStack() as stack:
+        emu = await stack.enter_async_context(
+            Emulator(time_scale=60.0, webhook_ssl=trust, failure_rate=failing)
+        )
+        key = emu.add_team(plan="premium", credits=1000)
+        # Polling never comes within the test: only the notification can end the job.
+        receiving = await stack.enter_async_context(
+            fleet_client(emu, key, redis_url, polling=NEVER, webhook_url=url)
+        )
+        awaiting = await stack.enter_async_context(
+            fleet_client(emu, key, redis_url, polling=NEVER, webhook_url=url)
+        )
+        await stack.enter_async_context(served_receiver(receiving, sock, ca))
+        (job,) = await create(awaiting, emu, 1)
+        waiting = asyncio.ensure_future(job.wait(timeout=30))
+        for _ in range(500):  # registered and listening
+            if poller(awaiting).leading:
+                break
+            await asyncio.sleep(0.01)
+        assert poller(awaiting).leading
+        emu.advance(1000)
+        await emu.settle()
+        (attempt,) = emu.webhook_attempts
+        assert attempt.status == 200
+        if outcome == "COMPLETED":
+            assert (await asyncio.wait_for(waiting, 10)).status == "COMPLETED"
+        else:
+            with pytest.raises(VideoFailedError) as failed:
+                await asyncio.wait_for(waiting, 10)
+            assert failed.value.video is not None and str(failed.value.video.message) in str(
+                failed.value
+            )
+        assert receiving.webhooks.jobs_finished == 0  # it awaited nothing itself
+        assert awaiting.jobs.poller.stats.requests == 0
+        assert receiving.jobs.poller.stats.requests == 0
