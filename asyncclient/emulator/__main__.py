@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import contextlib
 import signal
+import ssl
 import sys
 
 from asyncclient.emulator._emulator import Emulator
@@ -30,16 +31,40 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=0, help="seed of ids and jitter (default 0)")
     parser.add_argument("--plan", choices=list(PLANS), default="premium", help="demo team plan")
     parser.add_argument("--credits", type=int, default=100_000, help="demo team credits")
+    parser.add_argument(
+        "--webhook-ca",
+        metavar="FILE",
+        help="PEM CA bundle to trust when notifying HTTPS webhook URLs "
+        "(e.g. the CA of a local receiver's test certificate)",
+    )
     return parser
 
 
-async def _serve(args: argparse.Namespace) -> None:
+def _webhook_context(cafile: str | None) -> ssl.SSLContext | None:
+    """The client context of webhook deliveries: trusting ``cafile`` only, if given.
+
+    Raises:
+        OSError: The file cannot be read.
+        ssl.SSLError: It holds no usable PEM certificate.
+    """
+    if cafile is None:
+        return None
+    return ssl.create_default_context(cafile=cafile)
+
+
+async def _serve(args: argparse.Namespace, webhook_ssl: ssl.SSLContext | None) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, stop.set)
-    emu = Emulator(time_scale=args.time_scale, seed=args.seed, host=args.host, port=args.port)
+    emu = Emulator(
+        time_scale=args.time_scale,
+        seed=args.seed,
+        host=args.host,
+        port=args.port,
+        webhook_ssl=webhook_ssl,
+    )
     async with emu:
         key = emu.add_team(plan=args.plan, credits=args.credits, name="Demo team")
         print(f"asyncclient emulator listening on {emu.url}", flush=True)
@@ -51,9 +76,14 @@ async def _serve(args: argparse.Namespace) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the emulator until Ctrl-C or SIGTERM; return the exit status."""
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
     try:
-        asyncio.run(_serve(args))
+        webhook_ssl = _webhook_context(args.webhook_ca)
+    except (OSError, ssl.SSLError) as exc:  # SSLError is an OSError; named for the reader
+        parser.error(f"--webhook-ca {args.webhook_ca}: {exc}")
+    try:
+        asyncio.run(_serve(args, webhook_ssl))
     except KeyboardInterrupt:
         pass
     except OSError as exc:
