@@ -39,8 +39,10 @@ from typing import Any
 import anyio
 
 from asyncclient._clock import SYSTEM_CLOCK, Clock
-from asyncclient._convert import converter, decode
+from asyncclient._convert import decode
 from asyncclient._fleet import FleetStore
+from asyncclient._fleet_registry import Registry
+from asyncclient._fleet_wire import failure, kept, message, read_spec, rebuilt, take, wire
 from asyncclient._gate import Gate
 from asyncclient._states import VIDEO, VideoState
 from asyncclient._tracking import JobState
@@ -48,7 +50,6 @@ from asyncclient.errors import (
     APIError,
     APIStatusError,
     AuthenticationError,
-    NotFoundError,
     PermissionDeniedError,
 )
 from asyncclient.models.videos import Video, VideoDetail
@@ -60,7 +61,6 @@ __all__ = [
     "LEASE_INTERVALS",
     "FleetPoller",
     "FleetStats",
-    "job_key",
 ]
 
 logger = logging.getLogger("asyncclient")
@@ -80,28 +80,6 @@ _LISTEN_TIMEOUT = 1.0
 
 _FOLLOWING, _LEADING, _ALONE = "following", "leading", "alone"
 
-# Errors a lease holder tells the fleet, by class name: they end the job everywhere.
-_TOLD_ERRORS: dict[str, type[APIStatusError]] = {
-    cls.__name__: cls for cls in (NotFoundError, AuthenticationError, PermissionDeniedError)
-}
-
-
-def job_key(state: JobState) -> str:
-    """A job's key in the fleet: the project and (first) video it follows, and whether
-    it reads each finished video's detail. Processes awaiting the same job share it."""
-    ids = state.video_ids
-    first = ids[0] if ids else ""
-    return f"{state.project_id or ''}|{first}|{int(state.read_detail)}"
-
-
-def _spec(state: JobState) -> bytes:
-    ids = state.video_ids
-    spec = {"p": state.project_id, "v": ids[0] if ids else None, "d": state.read_detail}
-    return json.dumps(spec, separators=(",", ":")).encode()
-
-
-def _wire(video: Video) -> Any:
-    return converter.unstructure(video)
 
 
 class FleetStats:
@@ -185,13 +163,7 @@ class FleetPoller(Poller):
         )
         """Seconds a lease lasts without renewal (a dead holder's, at most)."""
         self.fleet = FleetStats()
-        self._keys: dict[int, str] = {}  # id(local job) -> its key
-        self._local: dict[str, list[JobState]] = {}  # key -> local jobs awaited
-        self._specs: dict[str, bytes] = {}  # key -> what it follows (to register again)
-        self._added: dict[str, bytes] = {}
-        self._removed: set[str] = set()
-        self._fresh: list[JobState] = []  # registered jobs whose kept outcome to look up
-        self._again = True  # register every job again (the process's alive key lapsed)
+        self._registry = Registry()
         self._shadows: dict[str, _Shadow] = {}
         self._mode = _FOLLOWING
         self._next_round = 0.0
@@ -222,43 +194,21 @@ class FleetPoller(Poller):
 
     def watch(self, job: JobState) -> None:
         """Await ``job`` through the fleet: register it; the lease holder polls it."""
-        key = job_key(job)
-        self._keys[id(job)] = key
-        local = self._local.setdefault(key, [])
-        if not local:
-            spec = self._specs[key] = _spec(job)
-            self._added[key] = spec
-            self._removed.discard(key)
-        local.append(job)
-        self._fresh.append(job)
+        self._registry.add(job)
         self._pending.set()
         super().watch(job)
 
     def unwatch(self, job: JobState) -> None:
         """Stop awaiting ``job``; unregistered once no local job has its key."""
         super().unwatch(job)
-        key = self._keys.pop(id(job), None)
-        if key is None:
-            return
-        local = self._local.get(key, [])
-        if job in local:
-            local.remove(job)
-        if not local:
-            self._local.pop(key, None)
-            self._specs.pop(key, None)
-            if self._added.pop(key, None) is None:
-                self._removed.add(key)
+        if self._registry.remove(job):
             self._pending.set()
         if not self._jobs:
             self._wake.set()
 
     async def aclose(self) -> None:
         """Stop, give the lease back and drop this process's registrations."""
-        self._removed.update(self._local)
-        self._added.clear()
-        self._keys.clear()
-        self._local.clear()
-        self._specs.clear()
+        self._registry.clear()
         await super().aclose()
         if not self._left:  # the task was stopped before it told the fleet
             await self._leave()
@@ -267,11 +217,11 @@ class FleetPoller(Poller):
         """A confirmed notification's record: finish the jobs awaiting it here, keep it,
         and tell every process of the fleet (whichever awaits it finishes at once)."""
         finished = self._notified(detail)
-        entry = ["", "n", _wire(detail)]
-        kept = []
+        entry = ["", "n", wire(detail)]
+        finished_now = []
         if VIDEO.is_terminal(VideoState.of(detail.status)):
-            kept.append((detail.id, detail.project_id, _kept("d", detail)))
-        await self.store.publish(self._message([entry]), kept)
+            finished_now.append((detail.id, detail.project_id, kept("d", detail)))
+        await self.store.publish(message(self.store.process, [entry]), finished_now)
         self.fleet.published += 1
         return finished
 
@@ -310,7 +260,7 @@ class FleetPoller(Poller):
         with anyio.move_on_after(LEAVE_SECONDS, shield=True):
             try:
                 await self._publish_told()
-                await self._register()
+                await self._registry.send(self.store)
                 await self.store.beat(
                     alive_ms=self._ms(self.lease), lease_ms=self._ms(self.lease), lead=False
                 )
@@ -351,7 +301,7 @@ class FleetPoller(Poller):
                     logger.warning(
                         "fleet: Redis unreachable (%r); polling this process's jobs", exc
                     )
-                self._again = True
+                self._registry.again = True
                 self._set_mode(_ALONE)
             await self._wait(self._pending, beat)
 
@@ -361,50 +311,15 @@ class FleetPoller(Poller):
         held, lapsed = await self.store.beat(
             alive_ms=lease_ms, lease_ms=lease_ms, lead=self._busy() and listening
         )
-        self._again = self._again or lapsed
+        registry = self._registry
+        registry.again = registry.again or lapsed
         if not listening:
             self._set_mode(_ALONE if self._mode == _ALONE else _FOLLOWING)
             return  # registrations wait for the listener (no change may pass it by)
-        await self._register()
-        await self._look_up()  # before a round could read what is already known
+        await registry.send(self.store)
+        # Before a round could read again what is already known:
+        self.fleet.taken += await registry.look_up(self.store)
         self._set_mode(_LEADING if held else _FOLLOWING)
-
-    async def _register(self) -> None:
-        if self._again:
-            added, removed = dict(self._specs), set(self._removed)
-        else:
-            added, removed = self._added, self._removed
-        self._added, self._removed = {}, set()
-        try:
-            await self.store.register(added, removed)
-        except BaseException:
-            self._again = True
-            self._removed |= {k for k in removed if k not in self._local}
-            raise
-        self._again = False
-
-    async def _look_up(self) -> None:
-        """Take in the kept outcomes of the jobs registered since the last look."""
-        fresh, self._fresh = [j for j in self._fresh if not j.done()], []
-        if not fresh:
-            return
-        videos = sorted({v for job in fresh for v in job.video_ids})
-        projects = sorted({job.project_id for job in fresh if job.project_id})
-        try:
-            records = await self.store.finished(videos, projects)
-        except BaseException:
-            self._fresh.extend(fresh)
-            raise
-        for raw in dict.fromkeys(records):  # a video's record is kept by video and project
-            kind, video = _unkept(raw)
-            if video is None:
-                continue
-            for job in fresh:
-                if video.id in job.video_ids or (
-                    video.project_id and job.project_id == video.project_id
-                ):
-                    self.fleet.taken += 1
-                    _take(job, kind, video)
 
     async def _listen(self) -> None:
         reconnects = 0
@@ -413,7 +328,7 @@ class FleetPoller(Poller):
             try:
                 await pubsub.subscribe(self.store.channel)
                 if reconnects:  # what moved meanwhile is kept: look it up
-                    self._fresh.extend(self._jobs.values())
+                    self._registry.recheck(list(self._jobs.values()))
                 self._subscribed.set()
                 self._pending.set()
                 while True:
@@ -440,40 +355,35 @@ class FleetPoller(Poller):
                 if kind == "n":
                     self.fleet.taken += self._notified(decode(payload, VideoDetail)) > 0
                     continue
-                jobs = self._local.get(key)
+                jobs = self._registry.local.get(key)
                 if not jobs:
                     continue
                 self.fleet.taken += 1
                 if kind == "f":
-                    error = _rebuilt(payload)
+                    error = rebuilt(payload)
                     for job in jobs:
                         job.fail(error)
                 else:
                     video = decode(payload, VideoDetail if kind == "d" else Video)
                     for job in list(jobs):
-                        _take(job, kind, video)
+                        take(job, kind, video)
         except Exception as exc:  # another version's message, or a broken one
             logger.warning("fleet: a message could not be read (%r)", exc)
 
     # -- telling the fleet (the lease holder) ----------------------------------------------
 
-    def _message(self, entries: list[list[Any]]) -> bytes:
-        body = {"from": self.store.process, "j": entries}
-        return json.dumps(body, separators=(",", ":")).encode()
-
     def _tell(self, key: str, kind: str, video: Video) -> None:
-        for job in list(self._local.get(key, ())):
-            _take(job, kind, video)
-        self._told.append([key, kind, _wire(video)])
+        for job in list(self._registry.local.get(key, ())):
+            take(job, kind, video)
+        self._told.append([key, kind, wire(video)])
         if VIDEO.is_terminal(VideoState.of(video.status)):
-            self._told_finished.append((video.id, video.project_id, _kept(kind, video)))
+            self._told_finished.append((video.id, video.project_id, kept(kind, video)))
         self._to_publish.set()
 
     def _tell_failure(self, key: str, error: APIStatusError) -> None:
-        for job in list(self._local.get(key, ())):
+        for job in list(self._registry.local.get(key, ())):
             job.fail(error)
-        payload = {"e": type(error).__name__, "m": error.message, "s": error.status_code}
-        self._told.append([key, "f", payload])
+        self._told.append([key, "f", failure(error)])
         self._to_publish.set()
 
     async def _publisher(self) -> None:
@@ -493,7 +403,7 @@ class FleetPoller(Poller):
             return
         self._told, self._told_finished = [], []
         try:
-            await self.store.publish(self._message(told), finished)
+            await self.store.publish(message(self.store.process, told), finished)
         except BaseException:
             self._told[:0], self._told_finished[:0] = told, finished
             raise
@@ -559,44 +469,15 @@ class FleetPoller(Poller):
         for key, spec in live.items():
             if key not in self._shadows:
                 try:
-                    follows = json.loads(spec)
-                    shadow = _Shadow(self, key, project_id=follows["p"], video_id=follows["v"])
-                    shadow.read_detail = bool(follows["d"])
-                except Exception as exc:  # another version's registration
-                    logger.debug("fleet: registration %r unreadable (%r)", key, exc)
+                    project_id, video_id, read_detail = read_spec(spec)
+                except ValueError as exc:  # another version's registration
+                    logger.debug("fleet: %r: %s", key, exc)
                     continue
+                shadow = _Shadow(self, key, project_id=project_id, video_id=video_id)
+                shadow.read_detail = read_detail
                 self._shadows[key] = shadow
                 self._interval = self.policy.min_interval
         pending = [s for s in self._shadows.values() if not s.done()]
         self._others = bool(pending)
         return pending
 
-
-def _kept(kind: str, video: Video) -> bytes:
-    return json.dumps({"k": kind, "v": _wire(video)}, separators=(",", ":")).encode()
-
-
-def _unkept(raw: bytes) -> tuple[str, Video | None]:
-    try:
-        kept = json.loads(raw)
-        kind = "d" if kept["k"] == "d" else "r"
-        return kind, decode(kept["v"], VideoDetail if kind == "d" else Video)
-    except Exception as exc:
-        logger.debug("fleet: a kept outcome is unreadable (%r)", exc)
-        return "r", None
-
-
-def _take(job: JobState, kind: str, video: Video) -> None:
-    if kind == "d" and isinstance(video, VideoDetail):
-        job.take_detail(video)
-    else:
-        job.take_record(video)
-
-
-def _rebuilt(payload: dict[str, Any]) -> APIStatusError:
-    cls = _TOLD_ERRORS.get(str(payload.get("e")), APIStatusError)
-    status = payload.get("s")
-    return cls(
-        str(payload.get("m") or "the lease holder's read failed"),
-        status_code=status if isinstance(status, int) else 0,
-    )

@@ -22,7 +22,8 @@ from aiohttp import web
 
 from asyncclient import AsyncClient, Plan, VideoFailedError
 from asyncclient._fleet import FleetStore
-from asyncclient._fleet_poller import FleetPoller, job_key
+from asyncclient._fleet_poller import FleetPoller
+from asyncclient._fleet_wire import job_key
 from asyncclient._tracking import JobState
 from asyncclient.emulator import Emulator
 from asyncclient.jobs import VideoJob
