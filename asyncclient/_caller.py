@@ -72,6 +72,7 @@ class ClientStats:
         self.attempts = 0
         """HTTP attempts, retries included."""
         self.retries = 0
+        """Failed attempts that were tried again."""
         self.rate_limited = 0
         """429 answers received."""
 

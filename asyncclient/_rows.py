@@ -85,10 +85,13 @@ class RowResult:
     error: str | None = None
     """Why it failed, was rejected or skipped."""
     project_id: str | None = None
+    """The row's project, once the service made it."""
     video_id: str | None = None
+    """The row's video, once known."""
 
     @property
     def ok(self) -> bool:
+        """True when the row completed."""
         return self.status is RowOutcome.COMPLETED
 
 
@@ -109,6 +112,7 @@ class BatchProgress:
 
     @property
     def finished(self) -> int:
+        """Rows with an outcome: completed, failed, rejected, skipped or unresolved."""
         return self.completed + self.failed + self.rejected + self.skipped + self.unresolved
 
     @property

@@ -211,8 +211,9 @@ class AmbiguousCreationError(APIError):
 
     The service has no idempotency key and every creation costs credits, so the
     SDK never resends it blindly: the connection was reset or timed out after the
-    request was sent, a gateway answered 502 or 504, or a success came back
-    unreadable. ``await client.projects.reconcile(error)`` looks for the project.
+    request was sent, the service answered a 5xx other than 501 and 503 (a gateway's
+    502 or 504 included), or a success came back unreadable.
+    ``await client.projects.reconcile(error)`` looks for the project.
 
     Attributes:
         request: The creation request that was sent.

@@ -36,6 +36,8 @@ from asyncclient.errors import (
 __all__ = ["RETRYABLE_STATUSES", "RetryPolicy", "is_ambiguous", "may_retry"]
 
 RETRYABLE_STATUSES = frozenset({429, 500, 502, 503, 504})
+"""Statuses after which a GET is retried (a creation only after 429 or 503)."""
+
 _UNPROCESSED_STATUSES = frozenset({429, 503})  # refused before processing: safe to resend
 _NOT_AMBIGUOUS_5XX = frozenset({501, 503})  # not implemented, or unavailable: nothing done
 

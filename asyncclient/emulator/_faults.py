@@ -47,6 +47,7 @@ FAULT_KINDS = (
     "rate_burst",
     "garbage_headers",
 )
+"""The kinds of fault ``emu.faults.add(route, kind, ...)`` takes."""
 _HTTP_DATE_WITH_OFFSET = "Wed, 21 Oct 2015 07:28:00 +0200"
 GARBAGE_HEADERS: tuple[dict[str, str], ...] = (
     {"X-RateLimit-Limit": "inf", "X-RateLimit-Remaining": "nan", "X-RateLimit-Reset": "-1"},

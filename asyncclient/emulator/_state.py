@@ -43,6 +43,7 @@ DEFAULT_COSTS: dict[str, int] = {
     "social_analyze": 0,
     "social_search_per_video": 0,
 }
+"""Credits per creation, by project type; ``Emulator(costs=...)`` is merged over it."""
 
 # Mean processing time in service seconds per project type; jittered by +-jitter.
 DEFAULT_PROCESSING: dict[str, float] = {
@@ -54,6 +55,8 @@ DEFAULT_PROCESSING: dict[str, float] = {
     "add_captions": 60.0,
     "class": 120.0,
 }
+"""Mean processing time in service seconds, by project type; ``Emulator(processing_seconds=...)``
+is merged over it."""
 
 
 @dataclass

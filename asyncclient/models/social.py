@@ -26,6 +26,8 @@ __all__ = [
 
 @frozen(kw_only=True)
 class AccountStats:
+    """An analyzed account's counts (spec 2.6)."""
+
     followers: int | None = None
     following: int | None = None
     videos: int | None = None
@@ -34,6 +36,8 @@ class AccountStats:
 
 @frozen(kw_only=True)
 class AccountAnalytics:
+    """An analyzed account's computed analytics (spec 2.6)."""
+
     engagement_rate: float | None = None
     virality_score: float | None = None
     avg_views: float | None = None
@@ -61,6 +65,8 @@ class AnalyzedAccount:
 
 @frozen(kw_only=True)
 class Creator:
+    """The creator of a social video (spec 2.8)."""
+
     username: str | None = None
     display_name: str | None = None
     avatar_url: str | None = None
@@ -70,6 +76,8 @@ class Creator:
 
 @frozen(kw_only=True)
 class SocialVideoStats:
+    """A social video's counts (spec 2.8)."""
+
     views: int | None = None
     likes: int | None = None
     comments: int | None = None
@@ -78,6 +86,8 @@ class SocialVideoStats:
 
 @frozen(kw_only=True)
 class SocialMusic:
+    """The music of a social video, on search results only (spec 2.8)."""
+
     title: str | None = None
     artist: str | None = None
 
@@ -105,6 +115,8 @@ class SocialVideo:
 
 @frozen(kw_only=True)
 class SearchAnalytics:
+    """A search's averages over its videos (spec 2.7)."""
+
     avg_views: float | None = None
     avg_likes: float | None = None
     avg_comments: float | None = None
