@@ -1,10 +1,9 @@
 """Read-only commands: ``asyncclient videos list|get|wait|download``, ``templates list|get``.
 
 Each command takes ``--json`` (machine-readable JSON on stdout, camelCase as on the
-wire) and otherwise prints a plain table or ``key: value`` lines. Errors go to
-stderr as ``error: <message>``. Exit statuses: 0 done, 1 an API error (or a FAILED
-video for ``videos wait``), 2 a configuration or input error, 3 ``videos wait``
-timed out.
+wire) and otherwise prints a table or ``key: value`` lines. Errors go to stderr as
+``error: <message>``. Exit statuses: see :mod:`asyncclient._cli_exit` (0 done, 1 an
+API error or a FAILED video, 2 bad input or configuration, 3 ``videos wait`` timed out).
 """
 
 from __future__ import annotations
@@ -12,13 +11,17 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import json
 import sys
-from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
+import time
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import Any, cast
 
+from asyncclient._cli_exit import EXIT_CONFIG, EXIT_ERROR, EXIT_OK, EXIT_TIMEOUT, EXIT_USAGE
+from asyncclient._cli_output import error, print_json, print_record, print_table
 from asyncclient._clock import Clock
 from asyncclient._convert import converter
+from asyncclient._progress import DownloadProgress
+from asyncclient._terminal import LiveLine, bar, is_terminal
 from asyncclient.client import ENV_API_KEY, ENV_BASE_URL, AsyncClient
 from asyncclient.errors import APIError, ValidationError, VideoFailedError
 from asyncclient.models.enums import ProjectType, VideoListStatus
@@ -37,10 +40,6 @@ __all__ = [
 
 Handler = Callable[[argparse.Namespace, AsyncClient], Awaitable[int]]
 """What ``func`` of a parsed command is: ``await func(args, client)`` -> exit status."""
-
-EXIT_OK, EXIT_ERROR, EXIT_CONFIG, EXIT_TIMEOUT = 0, 1, 2, 3
-
-"""How the poller of ``videos wait`` sleeps between rounds (tests replace it)."""
 
 # -- parsers ------------------------------------------------------------------------
 
@@ -70,6 +69,21 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         subparsers: What ``parser.add_subparsers()`` returned.
     """
     common = _common()
+    _register_videos(subparsers, common)
+    templates = subparsers.add_parser("templates", help="list and read templates")
+    tsub = templates.add_subparsers(dest="templates_command", metavar="COMMAND", required=True)
+    p = tsub.add_parser("list", parents=[common], help="list the team's templates")
+    p.add_argument("--type", choices=[t.value for t in ProjectType])
+    p.set_defaults(func=templates_list)
+    p = tsub.add_parser("get", parents=[common], help="read one template")
+    p.add_argument("id", metavar="ID")
+    p.set_defaults(func=templates_get)
+
+
+def _register_videos(
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
+    common: argparse.ArgumentParser,
+) -> None:
     videos = subparsers.add_parser("videos", help="list, read, wait for and download videos")
     vsub = videos.add_subparsers(dest="videos_command", metavar="COMMAND", required=True)
     p = vsub.add_parser("list", parents=[common], help="list videos (newest first)")
@@ -91,17 +105,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.set_defaults(func=videos_wait)
     p = vsub.add_parser("download", parents=[common], help="download a completed video")
     p.add_argument("id", metavar="ID")
-    p.add_argument("path", metavar="PATH", nargs="?", default=".", help="file or directory (.)")
+    p.add_argument(
+        "path",
+        metavar="PATH",
+        nargs="?",
+        default=".",
+        help="the file, or a directory (ending in / or existing: PATH/ID.mp4; default .)",
+    )
     p.set_defaults(func=videos_download)
-
-    templates = subparsers.add_parser("templates", help="list and read templates")
-    tsub = templates.add_subparsers(dest="templates_command", metavar="COMMAND", required=True)
-    p = tsub.add_parser("list", parents=[common], help="list the team's templates")
-    p.add_argument("--type", choices=[t.value for t in ProjectType])
-    p.set_defaults(func=templates_list)
-    p = tsub.add_parser("get", parents=[common], help="read one template")
-    p.add_argument("id", metavar="ID")
-    p.set_defaults(func=templates_get)
 
 
 def _positive_int(text: str) -> int:
@@ -129,61 +140,36 @@ async def run(args: argparse.Namespace, *, clock: Clock | None = None) -> int:
         clock: The client's clock (tests pass one that fast-forwards).
 
     Returns:
-        The exit status: 0, 1 (API error), 2 (configuration or input), 3 (timeout).
+        The exit status (:mod:`asyncclient._cli_exit`): 0, 1 (an API or network
+        error), 2 (configuration or input), 3 (timeout), or what the command returns.
     """
     try:
         client = AsyncClient(api_key=args.api_key, base_url=args.base_url, clock=clock)
     except ValueError as exc:
         # The library's words name its arguments; on the command line they are options.
         text = str(exc).replace("pass api_key=...", "pass --api-key KEY")
-        _error(text.replace("pass base_url=...", "pass --base-url URL"))
-        return EXIT_CONFIG
+        error(text.replace("pass base_url=...", "pass --base-url URL"))
+        return EXIT_USAGE
     handler: Handler = args.func
     try:
         async with client:
             return await handler(args, client)
     except ValidationError as exc:
-        _error(str(exc))
-        return EXIT_CONFIG
+        error(str(exc))
+        return EXIT_USAGE
     except (APIError, ValueError, OSError) as exc:
-        _error(str(exc))
+        error(str(exc))
         return EXIT_ERROR
-
-
-def _error(message: str) -> None:
-    print(f"error: {message}", file=sys.stderr)
 
 
 # -- output -------------------------------------------------------------------------
 
 
-def _print_json(data: Any) -> None:
-    print(json.dumps(data, indent=2, ensure_ascii=False))
-
-
-def _print_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
-    cells = [list(headers)] + [["" if c is None else str(c) for c in row] for row in rows]
-    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
-    for row in cells:
-        print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
-
-
-def _print_record(data: dict[str, Any]) -> None:
-    """``key: value`` lines; nested values as indented JSON."""
-    width = max((len(k) for k in data), default=0)
-    for key, value in data.items():
-        if isinstance(value, (dict, list)):
-            text = json.dumps(value, indent=2, ensure_ascii=False).replace("\n", "\n  ")
-        else:
-            text = str(value)
-        print(f"{key.ljust(width)}  {text}")
-
-
 def _show(data: dict[str, Any], as_json: bool) -> None:
     if as_json:
-        _print_json(data)
+        print_json(data)
     else:
-        _print_record(data)
+        print_record(data)
 
 
 def _when(value: Any) -> str:
@@ -203,12 +189,12 @@ async def videos_list(args: argparse.Namespace, client: AsyncClient) -> int:
             if len(videos) >= args.limit:
                 break
     if args.json:
-        _print_json([converter.unstructure(v) for v in videos])
+        print_json([converter.unstructure(v) for v in videos])
         return EXIT_OK
     rows = [
         (v.id, v.status, f"{v.progress or 0}%", _when(v.created_at), v.name or "") for v in videos
     ]
-    _print_table(("ID", "STATUS", "PROGRESS", "CREATED", "NAME"), rows)
+    print_table(("ID", "STATUS", "PROGRESS", "CREATED", "NAME"), rows)
     return EXIT_OK
 
 
@@ -229,55 +215,50 @@ async def videos_wait(args: argparse.Namespace, client: AsyncClient) -> int:
     poller.min_interval = args.interval
     poller.max_interval = max(args.interval, poller.max_interval)
     job = client.jobs.from_video_id(args.id)
+    line = LiveLine(sys.stderr, tty=is_terminal(sys.stderr), every=0.0)
 
     async def follow() -> None:
         async for update in job.updates():
-            if not args.json:
-                print(f"{args.id}: {update.status} {update.progress or 0}%", file=sys.stderr)
+            progress = update.progress or 0
+            shown = f"{bar(progress / 100)} " if line.tty else ""
+            text = f"{args.id}: {shown}{update.status} {progress}%"
+            line.update(text, now=time.monotonic(), final=job.done())
 
     try:
-        await asyncio.wait_for(follow(), args.timeout)
+        try:
+            await asyncio.wait_for(follow(), args.timeout)
+        finally:
+            line.close()
         video = job.result()
     except asyncio.TimeoutError:
-        _error(f"video {args.id} not finished after {args.timeout:g} s (last: {job.status})")
+        error(f"video {args.id} not finished after {args.timeout:g} s (last: {job.status})")
         return EXIT_TIMEOUT
     except VideoFailedError as exc:
         if args.json and exc.video is not None:
-            _print_json(converter.unstructure(exc.video))
-        _error(f"video {exc.video_id} failed: {exc.message}")
+            print_json(converter.unstructure(exc.video))
+        error(f"video {exc.video_id} failed: {exc.message}")
         return EXIT_ERROR
     if args.json:
-        _print_json(converter.unstructure(video))
+        print_json(converter.unstructure(video))
     else:
         print(f"{video.id} COMPLETED {video.url or ''}".rstrip())
     return EXIT_OK
 
 
 async def videos_download(args: argparse.Namespace, client: AsyncClient) -> int:
-    """``videos download ID [PATH]``: PATH is a file or a directory (default ``.``)."""
-    progress = _TtyProgress() if not args.json and sys.stderr.isatty() else None
+    """``videos download ID [PATH]``: a PATH ending in ``/`` or naming a directory gets
+    ``<PATH>/<ID>.mp4`` (made if missing); any other PATH is the file (default ``.``)."""
+    progress = DownloadProgress(args.id)
     try:
         path = await client.videos.download(args.id, args.path, progress=progress)
     finally:
-        if progress is not None:
-            progress.end()
+        progress.finish()
     size = path.stat().st_size
     if args.json:
-        _print_json({"id": args.id, "path": str(path), "size": size})
+        print_json({"id": args.id, "path": str(path), "size": size})
     else:
         print(f"{path} ({size} bytes)")
     return EXIT_OK
-
-
-class _TtyProgress:
-    """Rewrites one line of stderr with the percentage done."""
-
-    def __call__(self, done: int, total: int | None) -> None:
-        shown = f"{done * 100 // total}%" if total else f"{done} bytes"
-        print(f"\rdownloading... {shown}", end="", file=sys.stderr, flush=True)
-
-    def end(self) -> None:
-        print(file=sys.stderr)
 
 
 # -- templates ----------------------------------------------------------------------
@@ -287,10 +268,10 @@ async def templates_list(args: argparse.Namespace, client: AsyncClient) -> int:
     """``templates list [--type T]`` (spec 4.19)."""
     templates = await client.templates.list(type=args.type).collect()
     if args.json:
-        _print_json([converter.unstructure(t) for t in templates])
+        print_json([converter.unstructure(t) for t in templates])
         return EXIT_OK
     rows = [(t.id, t.type or "", ", ".join(t.variables or []), t.name or "") for t in templates]
-    _print_table(("ID", "TYPE", "VARIABLES", "NAME"), rows)
+    print_table(("ID", "TYPE", "VARIABLES", "NAME"), rows)
     return EXIT_OK
 
 

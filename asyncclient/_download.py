@@ -40,13 +40,27 @@ class _Refresh(Exception):
 
 
 def target_path(path: str | os.PathLike[str], video_id: str) -> Path:
-    """Where a download goes: ``path``, or ``<path>/<video_id>.mp4`` for a directory.
+    """Where a download goes: a directory gets ``<path>/<video_id>.mp4``, else ``path``.
+
+    ``path`` is a directory when it ends in a path separator (``out/``; missing
+    folders are made when the file is written) or names an existing directory;
+    anything else is the file to write.
+
+    Args:
+        path: A file or directory path. (A ``pathlib.Path`` drops a trailing
+            separator: pass ``"out/"`` as a string to mean a folder not made yet.)
+        video_id: Names the file in a directory.
+
+    Returns:
+        The file to write.
 
     Raises:
         ValueError: The video id cannot be a file name.
     """
-    target = Path(path)
-    if target.is_dir():
+    text = os.fspath(path)
+    separators = tuple(s for s in ("/", os.sep, os.altsep) if s)
+    target = Path(text)
+    if text.endswith(separators) or target.is_dir():
         name = f"{video_id}.mp4"
         if Path(name).name != name:
             raise ValueError(f"video id {video_id!r} cannot be used as a file name")
@@ -81,7 +95,7 @@ async def download_video(
         read: Reads a video record by id (through the client's limiter).
         transport: Streams the file URL.
         video: A video id, or a record (read again when it has no url).
-        path: A file path, or an existing directory.
+        path: A file path, or a directory (see :func:`target_path`).
         progress: Called with ``(bytes_done, total_or_None)`` after each chunk.
         chunk_size: Largest chunk read and written at once, in bytes.
 
@@ -165,8 +179,10 @@ async def _write(
     progress: Progress | None,
     where: str,
 ) -> None:
-    """Write the body to ``<target>.part``, check the size, rename it to ``target``."""
+    """Write the body to ``<target>.part`` (its folders made first), check the size,
+    rename it to ``target``."""
     part = target.with_name(target.name + ".part")
+    await asyncio.to_thread(target.parent.mkdir, parents=True, exist_ok=True)
     sink = await asyncio.to_thread(part.open, "wb")
     done = 0
     try:

@@ -1,7 +1,9 @@
 """The ``asyncclient`` command line.
 
 Commands: ``demo`` and ``batch`` (the main job), ``videos`` and ``templates``
-(read-only, with ``--json``), and ``emulator`` (serve the emulator).
+(read-only), and ``emulator`` (serve the emulator); each takes ``--json``. The exit
+statuses are one table for every command (:mod:`asyncclient._cli_exit`), shown at the
+end of ``asyncclient --help``.
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ import sys
 from collections.abc import Coroutine, Sequence
 from typing import Any
 
-from asyncclient import _cli_batch, _cli_resources
+from asyncclient import _cli_batch, _cli_demo, _cli_resources
+from asyncclient._cli_exit import EXIT_INTERRUPTED, EXIT_OK, epilog
 from asyncclient._version import __version__
 
 __all__ = ["main"]
@@ -23,9 +26,12 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="asyncclient",
         description="Asyncio SDK for the video-generation service, with an embedded emulator.",
+        epilog=epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"asyncclient {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    _cli_demo.register(sub)
     _cli_batch.register(sub)
     _cli_resources.register(sub)
     sub.add_parser(
@@ -37,7 +43,14 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit status."""
+    """Run the command line.
+
+    Args:
+        argv: The arguments after the program's name (default: ``sys.argv[1:]``).
+
+    Returns:
+        The exit status (see ``asyncclient --help``).
+    """
     args = list(sys.argv[1:] if argv is None else argv)
     if args and args[0] == "emulator":
         from asyncclient.emulator.__main__ import main as emulator_main
@@ -47,13 +60,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     ns = parser.parse_args(args)
     if ns.command is None:
         parser.print_help()
-        return 0
+        return EXIT_OK
+    command = _cli_demo.main(ns) if ns.command == "demo" else _cli_resources.run(ns)
     try:
-        return asyncio.run(_interruptible(_cli_batch.main(ns)))
+        return asyncio.run(_interruptible(command))
     except KeyboardInterrupt:
         if not _cli_batch.interrupt_reported:
             print("interrupted", file=sys.stderr)
-        return _cli_batch.EXIT_INTERRUPTED
+        return EXIT_INTERRUPTED
 
 
 async def _interruptible(command: Coroutine[Any, Any, int]) -> int:

@@ -67,7 +67,10 @@ _NO_BASE_URL = (
 )
 _NO_API_KEY = (
     "no API key: pass api_key=... or set the ASYNCCLIENT_API_KEY environment variable "
-    "(keys are made in the service's dashboard under settings, API keys)."
+    "(keys are made in the service's dashboard under settings, API keys). To try the SDK "
+    "without an account, run `asyncclient emulator`: it prints a URL and a demo key to use "
+    "(ASYNCCLIENT_BASE_URL and ASYNCCLIENT_API_KEY); or run `asyncclient demo`, which "
+    "starts its own emulator."
 )
 
 
@@ -162,6 +165,12 @@ class AsyncClient:
 
     Raises:
         ValueError: No API key or base URL could be found, or the URL is unsafe.
+
+    Attributes:
+        videos: Read, list and download videos (spec 4.10, 4.11): a
+            :class:`~asyncclient.resources.Videos`.
+        jobs: Rebuild jobs from stored ids; the shared poller (``client.jobs.poller``):
+            a :class:`~asyncclient.jobs.Jobs`.
     """
 
     def __init__(

@@ -134,6 +134,7 @@ async def test_missing_key_exits_2_with_the_message(
     err = capsys.readouterr().err
     assert "no API key" in err and ENV_API_KEY in err
     assert "--api-key KEY" in err and "api_key=" not in err  # the command line's words
+    assert "`asyncclient emulator`" in err and "`asyncclient demo`" in err  # a way to try it
     assert emu.requests == []
 
 
@@ -252,6 +253,22 @@ async def test_download_writes_the_file(
     assert target.read_bytes() == SAMPLE
     assert await cli(emu, key, "videos", "download", video_id, str(tmp_path / "x.mp4")) == 0
     assert capsys.readouterr().out.strip() == f"{tmp_path / 'x.mp4'} ({len(SAMPLE)} bytes)"
+
+
+async def test_download_to_a_new_folder_named_with_a_slash(
+    emu: Emulator, key: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    video_id = await new_video(emu, key)
+    emu.advance(1000)
+    folder = f"{tmp_path / 'newdir'}/"
+    assert await cli(emu, key, "videos", "download", video_id, folder) == 0
+    target = tmp_path / "newdir" / f"{video_id}.mp4"
+    assert target.read_bytes() == SAMPLE  # not a file named "newdir"
+    captured = capsys.readouterr()
+    assert captured.out.strip() == f"{target} ({len(SAMPLE)} bytes)"
+    # stderr is no terminal here: the progress is plain lines, without escape codes
+    assert f"downloading {video_id}" in captured.err and "100%" in captured.err
+    assert "\x1b" not in captured.err
 
 
 async def test_download_of_a_started_video_fails(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,7 @@ from asyncclient import (
     PermissionDeniedError,
     VideoStatus,
 )
-from asyncclient._download import download_video
+from asyncclient._download import download_video, target_path
 from asyncclient.emulator import Emulator
 from asyncclient.models.videos import Video
 from tests.conftest import Serve
@@ -91,6 +92,48 @@ async def test_directory_path_gets_the_video_id_as_name(
     result = await client.videos.download(video_id, tmp_path)
     assert result == tmp_path / f"{video_id}.mp4"
     assert result.read_bytes() == SAMPLE
+
+
+@pytest.mark.parametrize("separator", sorted({"/", os.sep}))
+async def test_a_path_ending_in_a_separator_is_a_folder_made_if_missing(
+    emu: Emulator, client: AsyncClient, tmp_path: Path, separator: str
+) -> None:
+    video_id = await completed_video(emu, client)
+    result = await client.videos.download(video_id, f"{tmp_path / 'new' / 'dir'}{separator}")
+    assert result == tmp_path / "new" / "dir" / f"{video_id}.mp4"
+    assert result.read_bytes() == SAMPLE
+    assert files_in(tmp_path / "new" / "dir") == [f"{video_id}.mp4"]
+
+
+async def test_any_other_path_is_the_file_its_folders_made(
+    emu: Emulator, client: AsyncClient, tmp_path: Path
+) -> None:
+    video_id = await completed_video(emu, client)
+    result = await client.videos.download(video_id, str(tmp_path / "newdir"))
+    assert result == tmp_path / "newdir" and result.is_file()  # no separator: a file
+    result = await client.videos.download(video_id, tmp_path / "a" / "b" / "clip.mp4")
+    assert result.read_bytes() == SAMPLE and files_in(tmp_path / "a" / "b") == ["clip.mp4"]
+
+
+def test_target_path_rule(tmp_path: Path) -> None:
+    (tmp_path / "there").mkdir()
+    assert target_path(f"{tmp_path}/out/", "vid_1") == tmp_path / "out" / "vid_1.mp4"
+    assert target_path(tmp_path / "there", "vid_1") == tmp_path / "there" / "vid_1.mp4"
+    assert target_path(str(tmp_path / "there"), "vid_1") == tmp_path / "there" / "vid_1.mp4"
+    assert target_path(tmp_path / "out", "vid_1") == tmp_path / "out"
+    assert target_path(tmp_path / "v.mp4", "vid_1") == tmp_path / "v.mp4"
+    with pytest.raises(ValueError, match="file name"):
+        target_path(tmp_path, "../x")
+    assert not (tmp_path / "out").exists()  # deciding makes nothing
+
+
+async def test_a_folder_is_not_made_for_a_video_that_cannot_be_downloaded(
+    emu: Emulator, client: AsyncClient, tmp_path: Path
+) -> None:
+    video_id = await started_video(emu, client)
+    with pytest.raises(ValueError, match="STARTED"):
+        await client.videos.download(video_id, f"{tmp_path}/new/")
+    assert files_in(tmp_path) == []
 
 
 async def test_record_with_url_is_not_read_again(

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import errno
+import json
 import signal
 import ssl
 import sys
@@ -12,7 +14,10 @@ import sys
 from asyncclient.emulator._emulator import Emulator
 from asyncclient.emulator._ratelimit import PLANS
 
-__all__ = ["main"]
+__all__ = ["DEFAULT_PORT", "main"]
+
+DEFAULT_PORT = 8080
+"""Tried first when ``--port`` is not given; a free port is taken if it is in use."""
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -21,7 +26,13 @@ def _parser() -> argparse.ArgumentParser:
         description="Serve the emulated video-generation service on loopback.",
     )
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    parser.add_argument("--port", type=int, default=8080, help="port (default 8080; 0 = any)")
+    parser.add_argument(
+        "--port",
+        type=int,
+        default=None,
+        help=f"port (default {DEFAULT_PORT}, or a free one if {DEFAULT_PORT} is taken; "
+        "0 = any free port); the URL is printed",
+    )
     parser.add_argument(
         "--time-scale",
         type=float,
@@ -36,6 +47,11 @@ def _parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="PEM CA bundle to trust when notifying HTTPS webhook URLs "
         "(e.g. the CA of a local receiver's test certificate)",
+    )
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help='print one JSON line {"url", "apiKey", "teamId"} instead of the text',
     )
     return parser
 
@@ -52,26 +68,59 @@ def _webhook_context(cafile: str | None) -> ssl.SSLContext | None:
     return ssl.create_default_context(cafile=cafile)
 
 
+async def _start(args: argparse.Namespace, webhook_ssl: ssl.SSLContext | None) -> Emulator:
+    """Start serving on ``--port``; without it on :data:`DEFAULT_PORT`, else a free port.
+
+    Raises:
+        OSError: The address cannot be bound (a ``--port`` in use, a bad ``--host``).
+    """
+
+    def emulator(port: int) -> Emulator:
+        return Emulator(
+            time_scale=args.time_scale,
+            seed=args.seed,
+            host=args.host,
+            port=port,
+            webhook_ssl=webhook_ssl,
+        )
+
+    emu = emulator(DEFAULT_PORT if args.port is None else args.port)
+    try:
+        await emu.start()
+    except OSError as exc:
+        if args.port is not None or exc.errno != errno.EADDRINUSE:
+            raise
+        print(
+            f"port {DEFAULT_PORT} is in use: serving on a free port instead (--port N chooses one)",
+            file=sys.stderr,
+            flush=True,
+        )
+        emu = emulator(0)
+        await emu.start()
+    return emu
+
+
 async def _serve(args: argparse.Namespace, webhook_ssl: ssl.SSLContext | None) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, stop.set)
-    emu = Emulator(
-        time_scale=args.time_scale,
-        seed=args.seed,
-        host=args.host,
-        port=args.port,
-        webhook_ssl=webhook_ssl,
-    )
-    async with emu:
+    emu = await _start(args, webhook_ssl)
+    try:
         key = emu.add_team(plan=args.plan, credits=args.credits, name="Demo team")
-        print(f"asyncclient emulator listening on {emu.url}", flush=True)
-        print(f"demo API key: {key}", flush=True)
-        print(f"try: curl -H 'x-api-key: {key}' {emu.url}/v1/integration/list", flush=True)
-        print("press Ctrl-C to stop", flush=True)
+        if args.json:
+            print(json.dumps({"url": emu.url, "apiKey": key, "teamId": emu.team_id(key)}))
+            sys.stdout.flush()
+        else:
+            print(f"asyncclient emulator listening on {emu.url}", flush=True)
+            print(f"demo API key: {key}", flush=True)
+            print(f"try: curl -H 'x-api-key: {key}' {emu.url}/v1/integration/list", flush=True)
+            print(f"or: export ASYNCCLIENT_BASE_URL={emu.url} ASYNCCLIENT_API_KEY={key}")
+            print("press Ctrl-C to stop", flush=True)
         await stop.wait()
+    finally:
+        await emu.stop()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -87,7 +136,8 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         pass
     except OSError as exc:
-        print(f"asyncclient emulator: {exc}", file=sys.stderr)
+        hint = " (--port 0 picks a free port)" if exc.errno == errno.EADDRINUSE else ""
+        print(f"asyncclient emulator: {exc}{hint}", file=sys.stderr)
         return 1
     return 0
 

@@ -59,15 +59,17 @@ class Videos(Resource):
     ) -> pathlib.Path:
         """Download a completed video to disk, chunk by chunk.
 
-        The signed ``url`` (spec 2.3) is streamed to ``<path>.part``, checked
-        against ``size`` and Content-Length, then renamed to ``path``. The file
-        URL gets no API key (redirects are followed) and is not rate-limited;
-        reading the video is. A URL answering 403 (expired, valid 24 hours) or
-        404 is refreshed once by reading the video again.
+        The signed ``url`` (spec 2.3) is streamed to ``<file>.part``, checked
+        against ``size`` and Content-Length, then renamed to the file (missing
+        folders are made). The file URL gets no API key (redirects are followed)
+        and is not rate-limited; reading the video is. A URL answering 403
+        (expired, valid 24 hours) or 404 is refreshed once by reading the video
+        again.
 
         Args:
             video: A video id, or a ``Video``/``VideoDetail`` (read again when it has no url).
-            path: The file to write, or an existing directory (``<dir>/<video_id>.mp4``).
+            path: The file to write, or a directory: a path ending in ``/`` (made if
+                missing) or an existing directory gets ``<dir>/<video_id>.mp4``.
             progress: Called as ``progress(bytes_done, total_or_None)`` after each chunk.
             chunk_size: Bytes read and written at a time.
 
