@@ -49,6 +49,8 @@ from asyncclient.models.videos import CreatedProject, VideoDetail
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
+    from asyncclient._display_live import Live
+
 __all__ = [
     "Batch",
     "BatchOptions",
@@ -124,6 +126,7 @@ class Batch:
         self._task: asyncio.Task[list[RowResult]] | None = None
         self._journal: Journal | None = None
         self._last_start = -1e9
+        self._display: Live | None = None  # a live notebook display, only while one runs
 
     @property
     def spacing(self) -> float:
@@ -161,6 +164,10 @@ class Batch:
     def _ensure_task(self) -> asyncio.Task[list[RowResult]]:
         if self._task is None:
             self._task = asyncio.get_running_loop().create_task(self._run())
+            if self._display is not None:  # displayed before it ran: follow it from now
+                from asyncclient._display_live import follow_batch
+
+                follow_batch(self, self._task)
         return self._task
 
     async def prepare(self) -> list[Item]:
@@ -438,6 +445,35 @@ class Batch:
     def _report(self) -> None:
         if self.settings.on_progress is not None:
             self.settings.on_progress(self.progress)
+        if self._display is not None:
+            self._display.changed()
+
+    # -- how it shows itself (asyncclient._display) ---------------------------------------
+
+    def __repr__(self) -> str:
+        """``<Batch running: finished=3/20 completed=2 failed=1 ...>``."""
+        from asyncclient._display import batch_text
+
+        return batch_text(self)
+
+    def _repr_html_(self) -> str:
+        """A snapshot as HTML: the progress summary, then the table of rows once ended."""
+        from asyncclient._display import batch_html
+
+        return batch_html(self)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        """A snapshot as ``text/plain`` and ``text/html`` (frontends other than IPython)."""
+        from asyncclient._display import batch_bundle
+
+        return batch_bundle(self)
+
+    def _ipython_display_(self) -> None:
+        """IPython shows the batch: in a Jupyter kernel, updated in place from its start
+        to its end (displaying it starts nothing); otherwise a snapshot."""
+        from asyncclient._display_live import display_batch
+
+        display_batch(self)
 
 
 def request_batch(

@@ -20,9 +20,8 @@ What is known of the videos lives in a :class:`~asyncclient._tracking.JobState`
 from __future__ import annotations
 
 import contextvars
-import html
 from collections.abc import AsyncIterator, Generator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from attrs import frozen
 
@@ -34,6 +33,9 @@ from asyncclient._tracking import JobState
 from asyncclient.errors import JobTimeoutError
 from asyncclient.models.videos import CreatedProject, VideoDetail
 from asyncclient.poller import Poller
+
+if TYPE_CHECKING:
+    from asyncclient._display_live import Live
 
 __all__ = ["DEFAULT_WAIT_TIMEOUT", "JobUpdate", "Jobs", "VideoJob"]
 
@@ -68,7 +70,7 @@ class VideoJob:
         format: The creation format, when known.
     """
 
-    __slots__ = ("_poller", "_waiters", "created", "format", "state")
+    __slots__ = ("_display", "_poller", "_waiters", "created", "format", "state")
 
     def __init__(
         self,
@@ -87,28 +89,37 @@ class VideoJob:
         self.created: CreatedProject | None = None
         """What the creation request answered (None for a job rebuilt from ids)."""
         self._waiters = 0
+        self._display: Live | None = None  # a live notebook display, only while one runs
+
+    # -- how it shows itself (asyncclient._display) ---------------------------------------
 
     def __repr__(self) -> str:
-        return (
-            f"<VideoJob video={self.video_id} project={self.project_id} "
-            f"status={self.status} progress={self.progress}>"
-        )
+        """``<VideoJob video=... project=... status=... progress=40%>``; a value not
+        read yet is ``?`` (as in the HTML), then the name and duration, or the message."""
+        from asyncclient._display import job_text
+
+        return job_text(self.state)
 
     def _repr_html_(self) -> str:
-        """A notebook's view: status, a progress bar, and the video once completed."""
-        status = html.escape(str(self.status or "unknown"))
-        who = html.escape(self.video_id or f"project {self.project_id}")
-        parts = [f"<b>VideoJob</b> {who}: {status}"]
-        state = self.state
-        if not self.done():
-            parts.append(f' <progress max="100" value="{self.progress or 0}"></progress>')
-            parts.append(f" {self.progress or 0}%")
-        elif state.result is not None and state.result.url:
-            url = html.escape(state.result.url, quote=True)
-            parts.append(f'<br><video src="{url}" controls width="320"></video>')
-        elif state.error is not None:
-            parts.append(f"<br>{html.escape(str(state.error))}")
-        return "".join(parts)
+        """A snapshot as HTML: status and progress, then the video player, or the
+        service's message."""
+        from asyncclient._display import job_html
+
+        return job_html(self.state)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        """A snapshot as ``text/plain`` and ``text/html`` (frontends other than IPython)."""
+        from asyncclient._display import job_bundle
+
+        return job_bundle(self.state)
+
+    def _ipython_display_(self) -> None:
+        """IPython shows the job (a cell's value, or ``display(job)``): in a Jupyter
+        kernel, while it runs, updated in place until it ends (the job is followed,
+        hence polled, meanwhile); otherwise a snapshot."""
+        from asyncclient._display_live import display_job
+
+        display_job(self)
 
     # -- what a user reads --------------------------------------------------------------
 
