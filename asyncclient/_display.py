@@ -54,6 +54,8 @@ class _Progress(Protocol):
     @property
     def submitted(self) -> int: ...
     @property
+    def resumed(self) -> int: ...
+    @property
     def completed(self) -> int: ...
     @property
     def failed(self) -> int: ...
@@ -212,6 +214,8 @@ def batch_fields(batch: ShownBatch) -> list[tuple[str, str]]:
     counts += [(k, n) for k, n in (("skipped", p.skipped), ("unresolved", p.unresolved)) if n]
     fields += [(k, str(n)) for k, n in counts]
     fields.append(("submitted", str(p.submitted)))
+    if p.resumed:  # sent by an earlier run (the journal): awaited, not sent again
+        fields.append(("resumed", str(p.resumed)))
     if phase == "running":
         fields.append(("rate", f"{p.rate:.1f}/min"))
         fields.append(("eta", UNKNOWN if p.eta is None else _seconds(p.eta)))

@@ -194,8 +194,9 @@ class FleetPoller(Poller):
 
     def watch(self, job: JobState) -> None:
         """Await ``job`` through the fleet: register it; the lease holder polls it."""
-        self._registry.add(job)
-        self._pending.set()
+        if not self._closed:
+            self._registry.add(job)
+            self._pending.set()
         super().watch(job)
 
     def unwatch(self, job: JobState) -> None:

@@ -75,8 +75,7 @@ class ProgressDisplay:
         for name in ("rejected", "skipped", "unresolved"):
             if getattr(p, name):
                 parts.append(f"{name} {getattr(p, name)}")
-        sent_now = max(0, p.submitted - self._earlier.sent)
-        parts.append(f"submitted {sent_now}")
+        parts.append(f"submitted {p.submitted}")
         if self._earlier.finished:
             parts.append(f"({self._earlier.finished} done before)")
         new = max(0, p.completed + p.failed - self._earlier.finished)

@@ -101,6 +101,7 @@ class BatchProgress:
 
     total: int
     submitted: int
+    """Rows this run sent (a resumed batch's earlier submissions are ``resumed``)."""
     completed: int
     failed: int
     rejected: int
@@ -109,6 +110,11 @@ class BatchProgress:
     """Seconds since the batch started."""
     unresolved: int = 0
     """Rows sent whose fate the service could not yet tell (see ``RowResult.status``)."""
+    resumed: int = 0
+    """Rows an earlier run sent (read from the journal), awaited by this one, not resent."""
+    done_before: int = 0
+    """Rows an earlier run saw finished (read from the journal); counted again as
+    completed or failed once this run has read them, but not in :attr:`rate`."""
 
     @property
     def finished(self) -> int:
@@ -117,8 +123,8 @@ class BatchProgress:
 
     @property
     def rate(self) -> float:
-        """Videos finished (completed or failed) per minute."""
-        done = self.completed + self.failed
+        """Videos finished (completed or failed) during this run, per minute."""
+        done = max(0, self.completed + self.failed - self.done_before)
         return done / self.elapsed * 60 if self.elapsed > 0 else 0.0
 
     @property

@@ -121,7 +121,9 @@ class Batch:
         self._rows: dict[int, RowOutcome] = {}
         self._results: dict[int, RowResult] = {}
         self._queue: asyncio.Queue[RowResult] = asyncio.Queue()
-        self._submitted = 0
+        self._submitted = 0  # rows this run sent
+        self._resumed = 0  # rows an earlier run sent, awaited by this one
+        self._done_before = 0  # rows an earlier run saw finished
         self._started = 0.0
         self._task: asyncio.Task[list[RowResult]] | None = None
         self._journal: Journal | None = None
@@ -237,6 +239,7 @@ class Batch:
                 rows.start(self._settle_cut_off, item, state)
                 return
             job = self._resume(state)
+            self._done_before += state.event is JournalEvent.DONE
             if job is not None or state.event is JournalEvent.DONE:
                 self._passed(item)
                 self._budget.count()
@@ -368,7 +371,7 @@ class Batch:
         self._passed(item)  # (already, on every way here; never wait for polling unannounced)
         job.read_detail = False  # the list's record is outcome enough: a GET saved per row
         if self._rows[item.index] is _R.PENDING:  # a row an earlier run submitted
-            self._move(item, _R.SUBMITTED)
+            self._move(item, _R.SUBMITTED, earlier=True)
         try:
             video = await job.wait(timeout=self.settings.wait_timeout)
         except JobTimeoutError as exc:
@@ -393,10 +396,13 @@ class Batch:
         if self._journal is not None:
             self._journal.record(event, item.index, item.fingerprint, **data)
 
-    def _move(self, item: Item, outcome: RowOutcome) -> None:
+    def _move(self, item: Item, outcome: RowOutcome, *, earlier: bool = False) -> None:
         self._rows[item.index] = ROW.check(self._rows[item.index], outcome)
         if outcome is _R.SUBMITTED:
-            self._submitted += 1
+            if earlier:
+                self._resumed += 1
+            else:
+                self._submitted += 1
 
     def _finish(
         self,
@@ -434,6 +440,8 @@ class Batch:
         return BatchProgress(
             total=len(self._items or ()),
             submitted=self._submitted,
+            resumed=self._resumed,
+            done_before=self._done_before,
             completed=counts[_R.COMPLETED],
             failed=counts[_R.FAILED],
             rejected=counts[_R.REJECTED],

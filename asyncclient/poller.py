@@ -183,6 +183,7 @@ class Poller:
         self._jobs: dict[int, JobState] = {}
         self._task: asyncio.Task[None] | None = None
         self._interval = self.policy.min_interval
+        self._closed = False
         self.stats = PollerStats()
 
     def __repr__(self) -> str:
@@ -212,7 +213,13 @@ class Poller:
         return len(self._jobs)
 
     def watch(self, job: JobState) -> None:
-        """Poll ``job`` until it is done or unwatched; starts the task if needed."""
+        """Poll ``job`` until it is done or unwatched; starts the task if needed.
+
+        After :meth:`aclose` the job fails at once (``RuntimeError``): nothing would read it.
+        """
+        if self._closed:
+            job.fail(RuntimeError("the client is closed: nothing polls this job"))
+            return
         self._jobs[id(job)] = job
         self._interval = self.policy.min_interval
         if self._task is None or self._task.done():
@@ -225,8 +232,10 @@ class Poller:
     async def aclose(self) -> None:
         """Stop the background task (the client does this when it closes).
 
-        Jobs still awaited then raise ``RuntimeError``: nothing would read them.
+        Jobs still awaited then raise ``RuntimeError``: nothing would read them, nor
+        jobs awaited later.
         """
+        self._closed = True
         for job in list(self._jobs.values()):
             job.fail(RuntimeError("the client was closed while this job was awaited"))
         self._jobs.clear()

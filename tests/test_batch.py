@@ -295,6 +295,18 @@ async def test_an_interrupted_batch_resumes_without_duplicates(
     assert [r.status for r in results] == ["completed"] * 8
     assert creations(emu) == 8  # the rows sent before were awaited, not sent again
     assert len({r.video_id for r in results}) == 8
+    # Its progress tells this run's submissions from the rows an earlier run had sent.
+    progress = again.progress
+    assert progress.submitted == 8 - sent and progress.resumed == sent
+    assert progress.done_before == 0
+
+    async with connect(emu, key) as client:  # once more: everything was done before
+        third = client.templates.generate_many("tpl_welcome", rows(8), spacing=0, journal=journal)
+        await finish(emu, third)
+    progress = third.progress
+    assert creations(emu) == 8
+    assert (progress.submitted, progress.resumed, progress.done_before) == (0, 8, 8)
+    assert progress.completed == 8 and progress.rate == 0.0  # nothing finished in this run
 
 
 async def test_a_journal_of_other_rows_is_refused(

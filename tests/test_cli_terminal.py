@@ -110,11 +110,11 @@ def test_the_rate_and_eta_are_this_runs() -> None:
     assert display.line(progress(2, elapsed=60.0)).endswith("submitted 4  2.0/min  ETA 1:00")
     # Four rows an earlier run did, re-read in a second: no rate of 240/min.
     earlier = ProgressDisplay(io.StringIO(), earlier=Earlier(finished=4, sent=4))
-    text = earlier.line(progress(4, elapsed=1.0))
+    text = earlier.line(progress(4, elapsed=1.0, submitted=0, resumed=4, done_before=4))
     assert "/min" not in text and "submitted 0" in text and "(4 done before)" in text
     # Half done before: only what this run finished counts, and what it submitted.
     half = ProgressDisplay(io.StringIO(), earlier=Earlier(finished=2, sent=2))
-    text = half.line(progress(3, elapsed=60.0, submitted=4))
+    text = half.line(progress(3, elapsed=60.0, submitted=2, resumed=2, done_before=2))
     assert "submitted 2" in text and "1.0/min" in text and "ETA 1:00" in text
 
 

@@ -241,3 +241,15 @@ async def test_a_notebook_shows_progress_then_the_video(emu: Emulator, client: A
     shown = job._repr_html_()
     assert "<video" in shown and "<progress" not in shown
     assert (video.url or "").split("?")[0] in shown
+
+
+async def test_a_job_awaited_after_the_client_closed_fails_at_once(
+    emu: Emulator, client: AsyncClient
+) -> None:
+    job = await client.projects.create_talking_avatar(
+        script="Hi", avatar_id=emu.catalog.avatars[0], voice_id=emu.catalog.voices[0]
+    )
+    await client.aclose()
+    with pytest.raises(RuntimeError, match="the client is closed"):
+        await asyncio.wait_for(job.wait(), 5)
+    assert client.jobs.poller.stats.requests == 0 and client.jobs.poller.watching == 0
