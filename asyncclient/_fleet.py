@@ -43,6 +43,9 @@ CLAIM_SECONDS = 120.0
 """How long a process may hold a notification it is handling before another may take
 it over (a process that died while handling one)."""
 
+CONNECT_SECONDS = 5.0
+"""How long connecting to a Redis given by URL may take."""
+
 DONE_SECONDS = 24 * 3600
 """How long a finished video's record is kept for processes that await it later."""
 
@@ -97,7 +100,9 @@ def redis_from(redis: Any) -> tuple[Any, bool]:
         raise ImportError(
             'redis=...: install the extra, pip install "asyncclient[redis]"'
         ) from exc
-    return aioredis.from_url(redis), True
+    # A Redis that cannot be reached answers within seconds, not a TCP timeout's minutes
+    # (the URL's own socket_connect_timeout wins).
+    return aioredis.from_url(redis, socket_connect_timeout=CONNECT_SECONDS), True
 
 
 class Registration(NamedTuple):

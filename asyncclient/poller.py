@@ -92,6 +92,10 @@ class PollPolicy:
             of the client's limiter, so it never exceeds the plan.
         first_delay: Seconds from the poller's start (its first watched job, when
             none was watched) to its first round: 0 reads at once.
+        notified_first: A video a list page shows finished for the first time is not
+            read yet: its notification, usually on its way, finishes the job without a
+            request. A later round that still finds the job unfinished reads it (its
+            notification is late or lost). For polling behind notifications.
     """
 
     min_interval: float = 2.0
@@ -100,15 +104,18 @@ class PollPolicy:
     jitter: float = 0.1
     share: float = 0.5
     first_delay: float = 0.0
+    notified_first: bool = False
 
     @classmethod
     def safety_net(cls) -> PollPolicy:
         """Polling as a safety net behind notifications (a client with ``webhook_url``).
 
         The first round a minute after the poller starts, then every one to five
-        minutes: a job whose notification never comes still ends, a few minutes late.
+        minutes; a finished video is read only if a later round still finds its job
+        unfinished (``notified_first``): a job whose notification never comes still
+        ends, a few minutes late, and one whose notification comes costs no read.
         """
-        return cls(min_interval=60.0, max_interval=300.0, first_delay=60.0)
+        return cls(min_interval=60.0, max_interval=300.0, first_delay=60.0, notified_first=True)
 
     def next_interval(
         self,
@@ -184,6 +191,7 @@ class Poller:
         self._task: asyncio.Task[None] | None = None
         self._interval = self.policy.min_interval
         self._closed = False
+        self._list_total: int | None = None  # the list's length at the last round
         self.stats = PollerStats()
 
     def __repr__(self) -> str:
@@ -345,6 +353,7 @@ class Poller:
                 by_project[job.project_id] = job
         found: set[int] = set()
         moved = False
+        wait_for_notice = self.policy.notified_first
 
         async with TaskScope() as scope:
             reader = _Reader(self, scope)
@@ -355,11 +364,13 @@ class Poller:
                     job = by_video.get(video.id) or by_project.get(video.project_id or "")
                     if job is None:
                         continue
-                    if job.take_record(video):
-                        moved = True
+                    taken = job.take_record(video)
+                    moved = moved or taken
                     found.add(id(job))
                     job.poll_depth = offset
                     if not job.done() and VIDEO.is_terminal(VideoState.of(video.status)):
+                        if taken and wait_for_notice:  # first seen finished: not read yet
+                            continue
                         for video_id in job.needs_detail():
                             reader.want(job, video_id, result=True)
                 return len(jobs) - len(found)
@@ -393,10 +404,15 @@ class Poller:
         await self.gate.turn()
         self.stats.list_requests += 1
         first = await self.source.list_page(limit=_PAGE, offset=0)
+        # Projects made since the last round (by anyone: a fleet's other processes)
+        # pushed every watched job down by as many places: look that much deeper.
+        grown = first.total - self._list_total if self._list_total is not None else 0
+        self._list_total = first.total
         unseen = take(first.items, 0)
         if not unseen or not first.items or first.limit >= first.total:
             return
         step = first.limit or _PAGE
+        most += math.ceil(max(0, grown) / step)
         last = min(most, math.ceil(first.total / step))
         arrived: asyncio.Queue[tuple[int, Page[Video]]] = asyncio.Queue()
 

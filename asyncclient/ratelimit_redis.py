@@ -8,20 +8,44 @@ within a process, waiters queue first come, first served.
 
 The service's ``X-RateLimit-Remaining`` and a 429's pause are carried into the
 shared state on the next call, so every worker slows down, not just the one that
-was told.
+was told. If Redis cannot be reached, each process paces itself with a bucket of its
+own at the plan's rate (the service's 429s, retried, cover the fleet's excess) and
+tries Redis again a few seconds later: requests go on rather than fail.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
+import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from asyncclient._clock import SYSTEM_CLOCK
-from asyncclient.ratelimit import Plan, RateLimit, resolve_rate_limit, tokens_from_headers
+from asyncclient.ratelimit import (
+    Plan,
+    RateLimit,
+    TokenBucket,
+    resolve_rate_limit,
+    tokens_from_headers,
+)
 
-__all__ = ["RedisTokenBucket"]
+__all__ = ["FALLBACK_SECONDS", "RedisTokenBucket"]
+
+logger = logging.getLogger("asyncclient")
+
+FALLBACK_SECONDS = 5.0
+"""How long a process paces itself alone after Redis could not be reached."""
+
+
+def _unreachable() -> tuple[type[BaseException], ...]:
+    """What a Redis that cannot be reached raises (the client's errors, and the OS's)."""
+    try:
+        from redis.exceptions import ConnectionError as RedisConnectionError
+        from redis.exceptions import TimeoutError as RedisTimeoutError
+    except ImportError:  # pragma: no cover - a duck-typed client without redis-py
+        return (OSError, asyncio.TimeoutError)
+    return (OSError, asyncio.TimeoutError, RedisConnectionError, RedisTimeoutError)
 
 # KEYS[1]: the bucket's hash. ARGV: rate (tokens/s), burst, cap ("none" or tokens),
 # pause seconds (0: none), take (1 to take a token when one is there, 0 to peek).
@@ -87,6 +111,8 @@ class RedisTokenBucket:
         self._cap: float | None = None
         self._pause = 0.0
         self._lock = asyncio.Lock()
+        self._fallback: TokenBucket | None = None
+        self._fallback_until = 0.0  # loop time until which Redis is not tried again
 
     @classmethod
     def for_api_key(
@@ -114,15 +140,42 @@ class RedisTokenBucket:
     async def acquire(self) -> float:
         """Take one token of the shared bucket, waiting as long as Redis says.
 
+        While tokens are on hand, concurrent acquires each make their one round trip at
+        once; once one must wait, the process's acquires queue first come, first served.
+        If Redis cannot be reached, this process paces itself with a bucket of its own
+        (the plan's rate) and tries Redis again after ``FALLBACK_SECONDS``.
+
         Returns:
             Seconds spent waiting.
         """
         loop = asyncio.get_running_loop()
         started = loop.time()
-        async with self._lock:
-            while (wait := await self._reserve(take=True)) > 0:
-                await self._sleep(wait)
+        if self._fallback_until > loop.time():
+            return await self._fallback_bucket().acquire()
+        try:
+            if not self._lock.locked() and await self._reserve(take=True) <= 0:
+                return loop.time() - started  # a token was on hand: no queue to join
+            async with self._lock:
+                while (wait := await self._reserve(take=True)) > 0:
+                    await self._sleep(wait)
+        except _unreachable() as exc:
+            self._fall_back(exc, loop.time())
+            return loop.time() - started + await self._fallback_bucket().acquire()
         return loop.time() - started
+
+    def _fall_back(self, error: BaseException, now: float) -> None:
+        if self._fallback_until <= 0:
+            logger.warning(
+                "shared rate limit unreachable (%r): pacing this process alone for %.0f s",
+                error,
+                FALLBACK_SECONDS,
+            )
+        self._fallback_until = now + FALLBACK_SECONDS
+
+    def _fallback_bucket(self) -> TokenBucket:
+        if self._fallback is None:
+            self._fallback = TokenBucket(self._rate, sleep=self._sleep)
+        return self._fallback
 
     async def tokens(self) -> float:
         """Tokens in the shared bucket now (what was taken is gone, time refills)."""

@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks._report import Figure, machine, table
 
-MODULES = ("callpath", "decoding", "imports", "memory", "polling", "batch", "scale")
+MODULES = ("callpath", "decoding", "imports", "memory", "polling", "batch", "scale", "fleet")
 
 
 async def gather(quick: bool, only: list[str] | None) -> list[tuple[str, list[Figure], float]]:

@@ -8,7 +8,9 @@ It prints, as they happen: ``process <fleet process id>``, ``created <n>``, and
 ``leading`` / ``following`` each time it takes or loses the fleet's lease; at the end,
 one JSON line (``{"report": ...}``) with what it saw: each video's monotonic time of
 completion as this process learnt it (``time.monotonic`` is one clock for every process
-of a host), the poller's requests, the fleet counters and the notifications it handled.
+of a host), the poller's requests, the fleet counters and the notifications it handled
+so far; a worker serving notifications (``--listen``) stays until its standard input
+closes, then prints ``{"final": {"notified": n}}``, every notification it handled.
 """
 
 from __future__ import annotations
@@ -151,6 +153,8 @@ async def run(opts: argparse.Namespace) -> dict[str, Any]:
             # Stay until told: other workers' notifications may still come here.
             await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
             await runner.cleanup()
+            # What it handled for the whole fleet, the others' notifications included.
+            print(json.dumps({"final": {"notified": notified}}), flush=True)
     return report
 
 

@@ -28,7 +28,6 @@ from asyncclient._tracking import JobState
 from asyncclient.emulator import Emulator
 from asyncclient.jobs import VideoJob
 from asyncclient.poller import PollPolicy
-from asyncclient.ratelimit import TokenBucket
 
 pytest.importorskip("redis.asyncio")
 
@@ -141,11 +140,10 @@ def test_a_jobs_key_names_what_it_follows() -> None:
 
 
 async def test_without_redis_each_process_polls_its_own_jobs(emu: Emulator) -> None:
-    """Redis unreachable: the process polls its own jobs, as without ``redis=`` (its
-    requests go through a bucket of its own here: the shared one lives in Redis)."""
+    """Redis unreachable: the process polls its own jobs, as without ``redis=``, and
+    its requests are paced by a bucket of its own (the shared one lives in Redis)."""
     key = emu.add_team(plan="premium", credits=100_000)
-    bucket = TokenBucket(Plan.PREMIUM.rate_limit.scaled(emu.clock.time_scale))
-    async with fleet_client(emu, key, "redis://127.0.0.1:1/0", limiter=bucket) as client:
+    async with fleet_client(emu, key, "redis://127.0.0.1:1/0") as client:
         (job,) = await create(client, emu, 1)
         emu.advance(1000)
         done = await asyncio.wait_for(job.wait(), 30)

@@ -674,3 +674,44 @@ async def test_a_small_plan_keeps_few_reads_in_flight() -> None:
     await rig.until(lambda: len(rig.rounds) >= 1)
     assert sum(job.done() for job in jobs) == 100
     await rig.poller.aclose()
+
+
+async def test_jobs_pushed_down_by_projects_made_since_are_found_in_the_list() -> None:
+    """500 projects made between two rounds push 150 watched jobs to offsets 500-649:
+    the next round reads that much deeper instead of reading 150 videos by id."""
+    rig = Rig(PollPolicy(min_interval=1.0, max_interval=1.0, jitter=0.0))
+    for i in range(150):
+        rig.source.add(f"v{i}", f"p{i}")
+    jobs = [rig.job(f"v{i}", f"p{i}") for i in range(150)]
+    for job in jobs:
+        rig.poller.watch(job)
+    await rig.until(lambda: len(rig.rounds) >= 1)
+    for i in range(500):  # someone else's projects, newer than every watched one
+        rig.source.add(f"other{i}", f"q{i}")
+    await rig.until(lambda: len(rig.rounds) >= 2)
+    pages, gets = rig.rounds[1]
+    assert gets == [] and max(pages) >= 600  # all found in the list, none read by id
+    await rig.poller.aclose()
+
+
+async def test_behind_notifications_a_finished_video_is_read_only_when_seen_again() -> None:
+    """``notified_first``: the round that first sees a video finished leaves it to its
+    notification; the next round, finding the job still unfinished, reads it."""
+    policy = PollPolicy(min_interval=1.0, max_interval=1.0, jitter=0.0, notified_first=True)
+    rig = Rig(policy)
+    for i in range(3):
+        rig.source.add(f"v{i}", f"p{i}")
+    jobs = [rig.job(f"v{i}", f"p{i}") for i in range(3)]
+    for job in jobs:
+        rig.poller.watch(job)
+    rig.source.finish("v0")
+    rig.source.finish("v1")
+    await rig.until(lambda: len(rig.rounds) >= 1)
+    assert rig.rounds[0][1] == []  # seen finished, not read
+    assert jobs[0].status == "COMPLETED" and not jobs[0].done()
+    jobs[1].take_detail(VideoDetail(id="v1", project_id="p1", status="COMPLETED", progress=100))
+    await rig.until(lambda: len(rig.rounds) >= 2)
+    assert rig.rounds[1][1] == ["v0"]  # its notification never came: read now
+    assert jobs[0].done() and jobs[1].done() and not jobs[2].done()
+    await rig.poller.aclose()
+    assert PollPolicy.safety_net().notified_first and not PollPolicy().notified_first

@@ -92,3 +92,36 @@ async def test_three_processes_share_one_key_without_a_429(redis_url: str) -> No
         # 75 requests against one Free key: the shared bucket kept them all under the limit.
         assert emu.counters.rate_limited == 0
         assert emu.counters.statuses[200] == 75
+
+
+async def test_acquires_with_tokens_on_hand_go_at_once(redis: object) -> None:
+    """While tokens are on hand no acquire queues behind another's round trip; once
+    one must wait, the rest queue behind it."""
+    bucket = RedisTokenBucket(redis, "concurrent", RateLimit(per_minute=60_000, burst=100))
+    script = bucket._script
+    in_flight = most = 0
+
+    async def counted(**kwargs: object) -> object:
+        nonlocal in_flight, most
+        in_flight += 1
+        most = max(most, in_flight)
+        try:
+            return await script(**kwargs)
+        finally:
+            in_flight -= 1
+
+    bucket._script = counted
+    await asyncio.gather(*(bucket.acquire() for _ in range(20)))
+    assert most > 1  # a lock held across each round trip would keep this at 1
+
+
+async def test_an_unreachable_redis_paces_the_process_alone() -> None:
+    """Requests go on, paced by a bucket of the process's own, when Redis is down."""
+    down = aioredis.from_url("redis://127.0.0.1:1/0")
+    try:
+        bucket = RedisTokenBucket(down, "down", RateLimit(per_minute=60_000, burst=10))
+        waits = [await asyncio.wait_for(bucket.acquire(), 5) for _ in range(5)]
+        assert all(w < 1.0 for w in waits)
+        assert bucket._fallback is not None and bucket._fallback_until > 0
+    finally:
+        await down.aclose()
