@@ -58,7 +58,8 @@ return 0
 # One beat of a process: KEYS[1] its alive key, KEYS[2] the lease. ARGV: the process,
 # the alive key's and the lease's milliseconds, 1 to take or keep the lease, 0 to let it
 # go. Returns 1 when the process holds the lease afterwards, plus 2 when its alive key
-# had lapsed (the fleet may have dropped its registrations: it registers them again).
+# had lapsed (the fleet may have dropped its registrations: it registers them again),
+# plus 4 times the milliseconds another holder's lease has left (when to try again).
 _BEAT = """
 local lapsed = 0
 if redis.call('EXISTS', KEYS[1]) == 0 then lapsed = 2 end
@@ -76,7 +77,7 @@ if holder == ARGV[1] then
   redis.call('PEXPIRE', KEYS[2], ARGV[3])
   return lapsed + 1
 end
-return lapsed
+return lapsed + 4 * math.max(0, redis.call('PTTL', KEYS[2]))
 """
 
 
@@ -172,13 +173,16 @@ class FleetStore:
         """The fleet's channel, on which the lease holder publishes what moved."""
         return self.key("changes")
 
-    async def beat(self, *, alive_ms: int, lease_ms: int, lead: bool) -> tuple[bool, bool]:
+    async def beat(
+        self, *, alive_ms: int, lease_ms: int, lead: bool
+    ) -> tuple[bool, bool, float]:
         """Keep this process alive for ``alive_ms``; take or keep the lease for
         ``lease_ms`` when ``lead``, else let it go.
 
         Returns:
-            Whether this process holds the lease now, and whether its alive key had
-            lapsed (the fleet may have dropped its registrations).
+            Whether this process holds the lease now, whether its alive key had lapsed
+            (the fleet may have dropped its registrations), and the seconds another
+            holder's lease has left (0 when this process holds it or none does).
         """
         answer = int(
             await self._beat(
@@ -186,7 +190,7 @@ class FleetStore:
                 args=[self.process, alive_ms, lease_ms, "1" if lead else "0"],
             )
         )
-        return bool(answer & 1), bool(answer & 2)
+        return bool(answer & 1), bool(answer & 2), (answer >> 2) / 1000
 
     async def register(self, added: dict[str, bytes], removed: Iterable[str]) -> None:
         """Add this process's registrations (job key to spec) and drop others of its own."""

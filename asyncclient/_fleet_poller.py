@@ -16,9 +16,10 @@ process awaits jobs it keeps three things going (one task group):
   for the fleet until no registered job is pending, then gives the lease back.
 
 A holder that dies, even by SIGKILL, stops renewing its lease; the lease lapses after
-:attr:`FleetPoller.lease` seconds (a few poll intervals) and the next beat of another
-process takes it, so a job waits at most about a lease and a beat plus one interval
-more than usual. A process that ended stops refreshing its ``alive`` key, and the
+:attr:`FleetPoller.lease` seconds (a few poll intervals). A process whose beat finds
+another's lease with less than a beat left (a live holder renews every beat) beats
+again the moment it lapses and takes it, so a job waits at most about a lease plus
+one interval. A process that ended stops refreshing its ``alive`` key, and the
 holder drops its registrations. Whatever is published is also kept (finished videos)
 and looked up by a process when it registers a job, or when its listener reconnects,
 so nothing that moved while it was not listening is lost.
@@ -77,6 +78,7 @@ BEATS_PER_LEASE = 4
 LEAVE_SECONDS = 2.0
 """How long a process that stops awaiting jobs spends telling the fleet."""
 _LISTEN_TIMEOUT = 1.0
+_AFTER_LAPSE = 0.005  # seconds past a lease's end at which another process tries it
 
 _FOLLOWING, _LEADING, _ALONE = "following", "leading", "alone"
 
@@ -295,8 +297,11 @@ class FleetPoller(Poller):
     async def _beats(self) -> None:
         beat = self.lease / BEATS_PER_LEASE
         while True:
+            wait = beat
             try:
-                await self._beat()
+                # A holder renews every beat: a lease left shorter than a beat is a dead
+                # holder's, taken over the moment it lapses.
+                wait = min(beat, await self._beat() + _AFTER_LAPSE)
             except Exception as exc:  # Redis unreachable: poll our own jobs meanwhile
                 if self._mode != _ALONE:
                     logger.warning(
@@ -304,23 +309,25 @@ class FleetPoller(Poller):
                     )
                 self._registry.again = True
                 self._set_mode(_ALONE)
-            await self._wait(self._pending, beat)
+            await self._wait(self._pending, wait)
 
-    async def _beat(self) -> None:
+    async def _beat(self) -> float:
+        """One beat; returns the seconds another holder's lease has left."""
         lease_ms = self._ms(self.lease)
         listening = self._subscribed.is_set()
-        held, lapsed = await self.store.beat(
+        held, lapsed, left = await self.store.beat(
             alive_ms=lease_ms, lease_ms=lease_ms, lead=self._busy() and listening
         )
         registry = self._registry
         registry.again = registry.again or lapsed
         if not listening:
             self._set_mode(_ALONE if self._mode == _ALONE else _FOLLOWING)
-            return  # registrations wait for the listener (no change may pass it by)
+            return left  # registrations wait for the listener (no change may pass it by)
         await registry.send(self.store)
         # Before a round could read again what is already known:
         self.fleet.taken += await registry.look_up(self.store)
         self._set_mode(_LEADING if held else _FOLLOWING)
+        return left
 
     async def _listen(self) -> None:
         reconnects = 0

@@ -123,12 +123,14 @@ async def test_the_registrations_of_a_process_that_ended_are_dropped(
 
 async def test_a_process_whose_alive_key_lapsed_registers_again(redis: Any) -> None:
     store = FleetStore(redis, "key")
-    assert await store.beat(alive_ms=60_000, lease_ms=60_000, lead=True) == (True, True)
-    assert await store.beat(alive_ms=60_000, lease_ms=60_000, lead=True) == (True, False)
+    beat = store.beat
+    assert await beat(alive_ms=60_000, lease_ms=60_000, lead=True) == (True, True, 0.0)
+    assert await beat(alive_ms=60_000, lease_ms=60_000, lead=True) == (True, False, 0.0)
     other = FleetStore(redis, "key")
-    assert await other.beat(alive_ms=60_000, lease_ms=60_000, lead=True) == (False, True)
-    assert await store.beat(alive_ms=60_000, lease_ms=60_000, lead=False) == (False, False)
-    assert await other.beat(alive_ms=60_000, lease_ms=60_000, lead=True) == (True, False)
+    held, lapsed, left = await other.beat(alive_ms=60_000, lease_ms=60_000, lead=True)
+    assert (held, lapsed) == (False, True) and 59.0 < left <= 60.0  # when to try again
+    assert await beat(alive_ms=60_000, lease_ms=60_000, lead=False) == (False, False, 0.0)
+    assert await other.beat(alive_ms=60_000, lease_ms=60_000, lead=True) == (True, False, 0.0)
 
 
 def test_a_jobs_key_names_what_it_follows() -> None:
