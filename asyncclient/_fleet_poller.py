@@ -48,10 +48,7 @@ from asyncclient._gate import Gate
 from asyncclient._states import VIDEO, VideoState
 from asyncclient._tracking import JobState
 from asyncclient.errors import (
-    APIError,
     APIStatusError,
-    AuthenticationError,
-    PermissionDeniedError,
 )
 from asyncclient.models.videos import Video, VideoDetail
 from asyncclient.poller import Poller, PollPolicy, VideoSource, _HasRate
@@ -446,26 +443,9 @@ class FleetPoller(Poller):
             jobs = [j for j in self._jobs.values() if not j.done()]
         before = self.stats.requests - self.stats.result_reads
         started = self._clock.monotonic()
-        moved = False
-        try:
-            moved = await self._round(jobs) if jobs else False
-        except (AuthenticationError, PermissionDeniedError) as exc:
-            for job in jobs:
-                job.fail(exc)
-        except APIError as exc:
-            logger.warning("polling failed (%s); trying again later", exc)
-        except Exception as exc:  # a bug must not leave the waiters hanging
-            logger.exception("polling stopped")
-            if not leading:
-                for job in jobs:
-                    job.fail(exc)
-        self._interval, wait = self.policy.next_interval(
-            self._interval,
-            moved=moved,
-            spent=self.stats.requests - self.stats.result_reads - before,
-            per_second=self._limiter.rate.per_second,
-        )
-        self._next_round = started + wait
+        moved = await self._guarded_round(jobs, bugs_end_jobs=not leading) if jobs else False
+        spent = self.stats.requests - self.stats.result_reads - before
+        self._next_round = started + self._next_wait(moved, spent)
 
     async def _registered(self) -> Iterable[_Shadow]:
         """The holder's copies of the jobs live processes await (new ones made)."""

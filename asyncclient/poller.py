@@ -286,30 +286,41 @@ class Poller:
             jobs = [j for j in self._jobs.values() if not j.done()]
             before = self.stats.requests - self.stats.result_reads
             started = self._clock.monotonic()
-            moved = False
-            try:
-                moved = await self._round(jobs)
-            except (AuthenticationError, PermissionDeniedError) as exc:
-                for job in jobs:
-                    job.fail(exc)
-            except APIError as exc:
-                logger.warning("polling failed (%s); trying again later", exc)
-            except Exception as exc:  # a bug must not leave the waiters hanging
-                logger.exception("polling stopped")
-                for job in jobs:
-                    job.fail(exc)
+            moved = await self._guarded_round(jobs)
             for key in [k for k, j in self._jobs.items() if j.done()]:
                 del self._jobs[key]
             if not self._jobs:
                 break
-            self._interval, wait = self.policy.next_interval(
-                self._interval,
-                moved=moved,
-                spent=self.stats.requests - self.stats.result_reads - before,
-                per_second=self._limiter.rate.per_second,
-            )
+            wait = self._next_wait(moved, self.stats.requests - self.stats.result_reads - before)
             # Rounds start an interval apart: the time a round took is part of the wait.
             await self._clock.sleep(max(0.0, wait - (self._clock.monotonic() - started)))
+
+    async def _guarded_round(self, jobs: list[JobState], *, bugs_end_jobs: bool = True) -> bool:
+        """:meth:`_round`, where an error ends only what it must: a refused key ends every
+        job, a failed request waits for the next round, and a bug (logged) ends the
+        jobs too unless ``bugs_end_jobs`` is off (a fleet's holder, whose next round
+        tries again). True when some status or progress moved."""
+        try:
+            return await self._round(jobs)
+        except (AuthenticationError, PermissionDeniedError) as exc:
+            for job in jobs:
+                job.fail(exc)
+        except APIError as exc:
+            logger.warning("polling failed (%s); trying again later", exc)
+        except Exception as exc:  # a bug must not leave the waiters hanging
+            logger.exception("polling stopped")
+            if bugs_end_jobs:
+                for job in jobs:
+                    job.fail(exc)
+        return False
+
+    def _next_wait(self, moved: bool, spent: int) -> float:
+        """The policy's next interval (kept) and the seconds from this round's start to
+        the next one's."""
+        self._interval, wait = self.policy.next_interval(
+            self._interval, moved=moved, spent=spent, per_second=self._limiter.rate.per_second
+        )
+        return wait
 
     async def _round(self, jobs: list[JobState]) -> bool:
         """Read every job once; True when some status or progress moved.
