@@ -352,28 +352,38 @@ class FleetPoller(Poller):
             await self._clock.sleep(self.lease / BEATS_PER_LEASE)
 
     def _take_message(self, data: bytes) -> None:
+        """Take in another process's message; an entry this version cannot read (or a
+        broken one) is logged and dropped, and the others are still taken."""
         try:
             message = json.loads(data)
             if message.get("from") == self.store.process:
                 return
-            for key, kind, payload in message["j"]:
-                if kind == "n":
-                    self.fleet.taken += self._notified(decode(payload, VideoDetail)) > 0
-                    continue
-                jobs = self._registry.local.get(key)
-                if not jobs:
-                    continue
-                self.fleet.taken += 1
-                if kind == "f":
-                    error = rebuilt(payload)
-                    for job in jobs:
-                        job.fail(error)
-                else:
-                    video = decode(payload, VideoDetail if kind == "d" else Video)
-                    for job in list(jobs):
-                        take(job, kind, video)
+            entries = list(message["j"])
         except Exception as exc:  # another version's message, or a broken one
             logger.warning("fleet: a message could not be read (%r)", exc)
+            return
+        for entry in entries:
+            try:
+                self.fleet.taken += self._take_entry(*entry)
+            except Exception as exc:
+                logger.warning("fleet: a change could not be read (%r)", exc)
+
+    def _take_entry(self, key: str, kind: str, payload: Any) -> int:
+        """One change to the local jobs it concerns; 1 when some job took it, else 0."""
+        if kind == "n":
+            return int(self._notified(decode(payload, VideoDetail)) > 0)
+        jobs = self._registry.local.get(key)
+        if not jobs:
+            return 0
+        if kind == "f":
+            error = rebuilt(payload)
+            for job in jobs:
+                job.fail(error)
+        else:
+            video = decode(payload, VideoDetail if kind == "d" else Video)
+            for job in list(jobs):
+                take(job, kind, video)
+        return 1
 
     # -- telling the fleet (the lease holder) ----------------------------------------------
 
