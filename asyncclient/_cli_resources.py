@@ -21,7 +21,7 @@ from asyncclient._cli_output import error, print_json, print_record, print_table
 from asyncclient._clock import Clock
 from asyncclient._convert import converter
 from asyncclient._progress import DownloadProgress
-from asyncclient._terminal import LiveLine, bar, is_terminal
+from asyncclient._terminal import LiveLine, bar
 from asyncclient.client import ENV_API_KEY, ENV_BASE_URL, AsyncClient
 from asyncclient.errors import APIError, ValidationError, VideoFailedError
 from asyncclient.models.enums import ProjectType, VideoListStatus
@@ -215,7 +215,7 @@ async def videos_wait(args: argparse.Namespace, client: AsyncClient) -> int:
     poller.min_interval = args.interval
     poller.max_interval = max(args.interval, poller.max_interval)
     job = client.jobs.from_video_id(args.id)
-    line = LiveLine(sys.stderr, tty=is_terminal(sys.stderr), every=0.0)
+    line = LiveLine(sys.stderr, every=0.0)
 
     async def follow() -> None:
         async for update in job.updates():

@@ -10,7 +10,7 @@ from typing import TextIO
 
 from attrs import frozen
 
-from asyncclient._terminal import LiveLine, bar, format_bytes, format_duration, is_terminal
+from asyncclient._terminal import LiveLine, bar, format_bytes, format_duration
 from asyncclient.batch import BatchProgress
 
 __all__ = ["DownloadProgress", "Earlier", "FilesProgress", "ProgressDisplay", "format_duration"]
@@ -56,7 +56,7 @@ class ProgressDisplay:
         intro: str | None = None,
     ) -> None:
         out = stream or sys.stderr
-        self._live = LiveLine(out, tty=is_terminal(out) if tty is None else tty, every=every)
+        self._live = LiveLine(out, tty=tty, every=every)
         self._width = width
         self._earlier = earlier or Earlier()
         self._clock = clock
@@ -121,7 +121,7 @@ class DownloadProgress:
         tty: bool | None = None,
     ) -> None:
         out = stream or sys.stderr
-        self._live = LiveLine(out, tty=is_terminal(out) if tty is None else tty)
+        self._live = LiveLine(out, tty=tty)
         self._label = label
         self._clock = clock
         self._done = 0
@@ -171,7 +171,7 @@ class FilesProgress:
         tty: bool | None = None,
     ) -> None:
         out = stream or sys.stderr
-        self._live = LiveLine(out, tty=is_terminal(out) if tty is None else tty)
+        self._live = LiveLine(out, tty=tty)
         self.total = total
         self.files = 0
         self.bytes = 0

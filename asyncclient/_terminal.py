@@ -79,13 +79,13 @@ class LiveLine:
 
     Args:
         stream: Where to write (stderr, usually).
-        tty: Whether it is a terminal (see :func:`is_terminal`).
+        tty: Whether it is a terminal (default: asked of ``stream``, :func:`is_terminal`).
         every: Least seconds between two plain lines.
     """
 
-    def __init__(self, stream: TextIO, *, tty: bool, every: float = 2.0) -> None:
+    def __init__(self, stream: TextIO, *, tty: bool | None = None, every: float = 2.0) -> None:
         self.stream = stream
-        self.tty = tty
+        self.tty = is_terminal(stream) if tty is None else tty
         self.every = every
         self._last_at: float | None = None
         self._last_key: object = object()
