@@ -11,8 +11,9 @@ import importlib
 from typing import TYPE_CHECKING
 
 from asyncclient._clock import Clock, SystemClock
-from asyncclient._transport import Timeouts
 from asyncclient._version import __version__
+from asyncclient.awaiting.jobs import JobUpdate, VideoJob
+from asyncclient.awaiting.poller import PollPolicy
 from asyncclient.client import AsyncClient
 from asyncclient.errors import (
     AmbiguousCreationError,
@@ -32,14 +33,13 @@ from asyncclient.errors import (
     ValidationError,
     VideoFailedError,
 )
-from asyncclient.jobs import JobUpdate, VideoJob
-from asyncclient.poller import PollPolicy
+from asyncclient.http.transport import Timeouts
 from asyncclient.ratelimit import Limiter, Plan, RateLimit, TokenBucket
 from asyncclient.resources._base import AsyncPager
 from asyncclient.retry import RetryPolicy
 
 if TYPE_CHECKING:  # what the names below resolve to, for type checkers and IDEs
-    from asyncclient.batch import (
+    from asyncclient.batch.runner import (
         Batch,
         BatchOptions,
         BatchProgress,
@@ -133,13 +133,13 @@ if TYPE_CHECKING:  # what the names below resolve to, for type checkers and IDEs
     from asyncclient.resources.social import NicheVideosPage
 
 _MODULE_OF = {
-    "Batch": "asyncclient.batch",
-    "BatchOptions": "asyncclient.batch",
-    "BatchProgress": "asyncclient.batch",
-    "BatchSettings": "asyncclient.batch",
+    "Batch": "asyncclient.batch.runner",
+    "BatchOptions": "asyncclient.batch.runner",
+    "BatchProgress": "asyncclient.batch.runner",
+    "BatchSettings": "asyncclient.batch.runner",
     "NicheVideosPage": "asyncclient.resources.social",
-    "RowOutcome": "asyncclient.batch",
-    "RowResult": "asyncclient.batch",
+    "RowOutcome": "asyncclient.batch.runner",
+    "RowResult": "asyncclient.batch.runner",
 }
 """Where a lazily loaded name comes from: these, and ``asyncclient.models`` for the rest."""
 

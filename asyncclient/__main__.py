@@ -1,5 +1,5 @@
 """``python -m asyncclient``: the command line."""
 
-from asyncclient.cli import main
+from asyncclient.cli.app import main
 
 raise SystemExit(main())

@@ -19,13 +19,13 @@ from urllib.parse import urlsplit
 
 import attrs
 
-from asyncclient._caller import Caller, ClientStats
 from asyncclient._clock import SYSTEM_CLOCK, Clock
-from asyncclient._gate import Gate
-from asyncclient._transport import AiohttpTransport, ClientSession, Timeouts
 from asyncclient._version import __version__
-from asyncclient.jobs import Jobs
-from asyncclient.poller import Poller, PollPolicy
+from asyncclient.awaiting.jobs import Jobs
+from asyncclient.awaiting.poller import Poller, PollPolicy
+from asyncclient.http.caller import Caller, ClientStats
+from asyncclient.http.gate import Gate
+from asyncclient.http.transport import AiohttpTransport, ClientSession, Timeouts
 from asyncclient.ratelimit import Limiter, Plan, RateLimit, TokenBucket, resolve_rate_limit
 from asyncclient.resources.videos import Videos
 from asyncclient.retry import RetryPolicy
@@ -33,9 +33,9 @@ from asyncclient.retry import RetryPolicy
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-    from asyncclient._fleet import FleetStore
-    from asyncclient._rows import BatchOptions
-    from asyncclient.batch import Batch
+    from asyncclient.batch.rows import BatchOptions
+    from asyncclient.batch.runner import Batch
+    from asyncclient.fleet.store import FleetStore
     from asyncclient.models.requests import CreationRequest
     from asyncclient.resources.integrations import Integrations
     from asyncclient.resources.projects import Projects
@@ -170,7 +170,7 @@ class AsyncClient:
         videos: Read, list and download videos (spec 4.10, 4.11): a
             :class:`~asyncclient.resources.Videos`.
         jobs: Rebuild jobs from stored ids; the shared poller (``client.jobs.poller``):
-            a :class:`~asyncclient.jobs.Jobs`.
+            a :class:`~asyncclient.awaiting.jobs.Jobs`.
     """
 
     def __init__(
@@ -208,7 +208,7 @@ class AsyncClient:
         self._fleet = self._join_fleet(redis, key)
         adopt_limit = rate is None and limiter is None and self._fleet is None
         if limiter is None and self._fleet is not None:
-            from asyncclient.ratelimit_redis import RedisTokenBucket
+            from asyncclient.fleet.bucket import RedisTokenBucket
 
             bucket = rate or Plan.FREE.rate_limit
             limiter = RedisTokenBucket.for_api_key(self._fleet.redis, key, bucket)
@@ -250,7 +250,7 @@ class AsyncClient:
                 gate=caller.gate,
             )
         else:  # one poller for the fleet: the lease holder polls, the others listen
-            from asyncclient._fleet_poller import FleetPoller
+            from asyncclient.fleet.poller import FleetPoller
 
             poller = FleetPoller(
                 self.videos,
@@ -328,14 +328,14 @@ class AsyncClient:
         the receiver's token), or None."""
         if self._webhook_url is None:
             return None
-        from asyncclient._webhook_token import with_token
+        from asyncclient.awaiting.tokens import with_token
 
         return with_token(self._webhook_url, self._notification_tokens[0])
 
     @functools.cached_property
     def _notification_tokens(self) -> list[str]:
         """The tokens the receiver accepts, the one URLs carry first."""
-        from asyncclient._webhook_token import notification_tokens
+        from asyncclient.awaiting.tokens import notification_tokens
 
         key, token, previous = self._token_source
         return notification_tokens(key, token, previous)
@@ -389,7 +389,7 @@ class AsyncClient:
         self._own_redis = False
         if redis is None:
             return None
-        from asyncclient._fleet import FleetStore, redis_from
+        from asyncclient.fleet.store import FleetStore, redis_from
 
         client, self._own_redis = redis_from(redis)
         return FleetStore(client, api_key)
@@ -409,7 +409,7 @@ class AsyncClient:
         Returns:
             A :class:`Batch`; ``await`` it or ``async for`` it.
         """
-        from asyncclient.batch import request_batch  # the batch machinery loads on first use
+        from asyncclient.batch.runner import request_batch  # the batch machinery loads on first use
 
         default = self.notification_url
         if default is not None:

@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from aiohttp import web
 
-from asyncclient._webhook_events import (
+from asyncclient.awaiting.notifications import (
     MAX_BODY,
     MAX_DEPTH,
     HasJobs,
@@ -59,7 +59,7 @@ from asyncclient._webhook_events import (
     WebhookPayloadError,
     parse_event,
 )
-from asyncclient._webhook_token import derive_token, with_token
+from asyncclient.awaiting.tokens import derive_token, with_token
 
 __all__ = [
     "MAX_BODY",
@@ -83,7 +83,7 @@ Handler = Callable[[WebhookEvent], "Awaitable[None] | None"]
 
 
 class SharedClaims(Protocol):
-    """Deduplication shared by the processes of a fleet (``asyncclient._fleet.FleetStore``)."""
+    """Deduplication shared by the processes of a fleet (``asyncclient.fleet.store.FleetStore``)."""
 
     async def claim_event(self, event_key: str) -> bool:
         """True: this process handles the event; False: the fleet already took it."""

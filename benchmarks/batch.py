@@ -24,8 +24,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from asyncclient import AsyncClient, BatchProgress, Plan
+from asyncclient.awaiting.poller import PollPolicy
 from asyncclient.emulator import Emulator
-from asyncclient.poller import PollPolicy
 from benchmarks._report import Figure
 
 PROCESSING = 90.0  # service seconds a template video takes (no jitter)
@@ -72,9 +72,9 @@ async def run(n: int, plan: Plan, scale: float, spacing: float) -> dict[str, flo
 
 def warm(client: AsyncClient) -> None:
     """Load what a first creation loads on first use, before the clock starts."""
-    import asyncclient._journal
-    import asyncclient._template_rows
-    import asyncclient.batch
+    import asyncclient.batch.journal
+    import asyncclient.batch.runner
+    import asyncclient.batch.template_rows
     import asyncclient.models.requests  # noqa: F401
 
     assert client.templates is not None and client.projects is not None

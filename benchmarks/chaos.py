@@ -40,8 +40,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from asyncclient import AsyncClient, Plan, Timeouts
+from asyncclient.awaiting.poller import PollPolicy
 from asyncclient.emulator import Emulator
-from asyncclient.poller import PollPolicy
 
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATE = "tpl_welcome"

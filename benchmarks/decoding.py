@@ -42,7 +42,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from asyncclient._convert import _decode_careful, converter, decode  # noqa: E402
-from asyncclient._protocol import Envelope, Request, Response, decode_envelope  # noqa: E402
+from asyncclient.http.protocol import Envelope, Request, Response, decode_envelope  # noqa: E402
 from asyncclient.models import Page, Video, VideoDetail  # noqa: E402
 from asyncclient.resources._base import page_of  # noqa: E402
 from benchmarks._report import Figure, machine, table  # noqa: E402

@@ -26,8 +26,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from asyncclient import Page, Plan, TokenBucket, Video, VideoDetail
 from asyncclient._clock import SystemClock
 from asyncclient._convert import decode
-from asyncclient.jobs import Jobs
-from asyncclient.poller import Poller, PollPolicy
+from asyncclient.awaiting.jobs import Jobs
+from asyncclient.awaiting.poller import Poller, PollPolicy
 from benchmarks._report import Figure
 
 

@@ -61,7 +61,7 @@ sys.path.insert(0, str(ROOT))
 import aiohttp  # noqa: E402
 
 from asyncclient import AsyncClient, Plan, RateLimit, VideoJob  # noqa: E402
-from asyncclient.poller import PollPolicy  # noqa: E402
+from asyncclient.awaiting.poller import PollPolicy  # noqa: E402
 from benchmarks._processes import process_cpu, serving  # noqa: E402
 from benchmarks._report import Figure, machine, table  # noqa: E402
 

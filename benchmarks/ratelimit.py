@@ -86,7 +86,7 @@ async def overhead(iterations: int = 20000) -> tuple[float, float]:
 async def redis_overhead(redis_url: str, iterations: int = 2000) -> float:
     import redis.asyncio as aioredis
 
-    from asyncclient.ratelimit_redis import RedisTokenBucket
+    from asyncclient.fleet.bucket import RedisTokenBucket
 
     redis = aioredis.from_url(redis_url)
     try:

@@ -71,7 +71,7 @@ sys.path.insert(0, str(ROOT))
 from aiohttp import ClientSession, web  # noqa: E402
 
 from asyncclient import AsyncClient, RateLimit, VideoJob  # noqa: E402
-from asyncclient.poller import Poller, PollPolicy  # noqa: E402
+from asyncclient.awaiting.poller import Poller, PollPolicy  # noqa: E402
 from benchmarks._processes import process_cpu, serving  # noqa: E402
 from benchmarks._report import Figure, machine  # noqa: E402
 

@@ -16,8 +16,8 @@ import pytest_asyncio
 from aiohttp import web
 
 from asyncclient import AsyncClient, Plan
+from asyncclient.awaiting.poller import PollPolicy
 from asyncclient.emulator import Emulator
-from asyncclient.poller import PollPolicy
 
 Serve = Callable[[web.Application], Awaitable[str]]
 

@@ -29,9 +29,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from aiohttp import web
 
 from asyncclient import AsyncClient, Plan, VideoJob
-from asyncclient._fleet_poller import FleetPoller
+from asyncclient.awaiting.poller import PollPolicy
 from asyncclient.errors import VideoFailedError
-from asyncclient.poller import PollPolicy
+from asyncclient.fleet.poller import FleetPoller
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -13,7 +13,7 @@ import time
 import redis.asyncio as aioredis
 
 from asyncclient import AsyncClient, RateLimit
-from asyncclient.ratelimit_redis import RedisTokenBucket
+from asyncclient.fleet.bucket import RedisTokenBucket
 
 
 async def main(

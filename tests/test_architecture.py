@@ -17,11 +17,11 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "asyncclient"
 
 # Who may import the facade, aiohttp, the emulator, and read the real clock directly.
-FACES = re.compile(r"asyncclient(\.cli|\._cli_\w+|\.emulator\.pytest_plugin)?$")
-AIOHTTP = re.compile(r"asyncclient\.(_transport|webhooks|emulator(\..+)?)$")
-EMULATOR_USERS = re.compile(r"asyncclient\.(cli|_cli_\w+|emulator(\..+)?)$")
+FACES = re.compile(r"asyncclient(\.cli(\..+)?|\.emulator\.pytest_plugin)?$")
+AIOHTTP = re.compile(r"asyncclient\.(http\.transport|webhooks|emulator(\..+)?)$")
+EMULATOR_USERS = re.compile(r"asyncclient\.(cli(\..+)?|emulator(\..+)?)$")
 CORE_TIME = re.compile(r"\b(time\.monotonic|time\.time|asyncio\.sleep|anyio\.sleep)\(")
-TIME_OWNERS = re.compile(r"asyncclient\.(_clock|cli|_cli_\w+|_progress|emulator(\..+)?)$")
+TIME_OWNERS = re.compile(r"asyncclient\.(_clock|cli(\..+)?|emulator(\..+)?)$")
 
 
 def module_name(path: Path) -> str:
@@ -108,7 +108,7 @@ def test_only_the_faces_import_the_client() -> None:
 
 def test_only_the_transport_webhooks_and_emulator_import_aiohttp() -> None:
     users = {m for m, deps in graph().items() if any(d.split(".")[0] == "aiohttp" for d in deps)}
-    assert "asyncclient._transport" in users
+    assert "asyncclient.http.transport" in users
     assert all(AIOHTTP.match(m) for m in users), sorted(u for u in users if not AIOHTTP.match(u))
 
 
@@ -133,21 +133,21 @@ def test_the_core_paces_only_through_the_injected_clock() -> None:
 # What ``import asyncclient`` (and creating a client) must not load: what a first request
 # does not need. Each loads when first used (issue "Speed").
 ON_DEMAND = (
-    "asyncclient._budget",
-    "asyncclient._cli_batch",
-    "asyncclient._cli_resources",
-    "asyncclient._download",
-    "asyncclient._journal",
-    "asyncclient._prepared",
-    "asyncclient._progress",
-    "asyncclient._rows",
-    "asyncclient._settle",
-    "asyncclient._template_rows",
-    "asyncclient._webhook_events",
-    "asyncclient.batch",
-    "asyncclient.cli",
+    "asyncclient.batch.budget",
+    "asyncclient.cli.batch",
+    "asyncclient.cli.resources",
+    "asyncclient.http.download",
+    "asyncclient.batch.journal",
+    "asyncclient.resources.prepared",
+    "asyncclient.cli.progress",
+    "asyncclient.batch.rows",
+    "asyncclient.batch.settle",
+    "asyncclient.batch.template_rows",
+    "asyncclient.awaiting.notifications",
+    "asyncclient.batch.runner",
+    "asyncclient.cli.app",
     "asyncclient.emulator",
-    "asyncclient.ratelimit_redis",
+    "asyncclient.fleet.bucket",
     "asyncclient.resources.integrations",
     "asyncclient.resources.projects",
     "asyncclient.resources.schedule",
@@ -181,7 +181,7 @@ def on_demand_among(loaded: set[str]) -> list[str]:
 
 def test_importing_the_package_loads_only_what_a_first_request_needs() -> None:
     loaded = loaded_in_a_fresh_interpreter("import asyncclient")
-    assert {"asyncclient.client", "asyncclient._transport", "aiohttp"} <= loaded
+    assert {"asyncclient.client", "asyncclient.http.transport", "aiohttp"} <= loaded
     assert on_demand_among(loaded) == []
 
 
@@ -201,7 +201,7 @@ def test_what_is_left_for_later_loads_when_first_used() -> None:
         "client.templates, client.schedule, client.social, asyncclient.Batch"
     )
     assert {
-        "asyncclient.batch",
+        "asyncclient.batch.runner",
         "asyncclient.resources.projects",
         "asyncclient.resources.templates",
         "asyncclient.resources.schedule",

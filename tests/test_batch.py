@@ -30,13 +30,13 @@ from asyncclient import (
     VideoJob,
 )
 from asyncclient._convert import decode
-from asyncclient._journal import Journal
-from asyncclient._prepared import PreparedCreation
 from asyncclient._states import JournalEvent
-from asyncclient.batch import request_batch
+from asyncclient.awaiting.jobs import Jobs
+from asyncclient.awaiting.poller import Poller, PollPolicy
+from asyncclient.batch.journal import Journal
+from asyncclient.batch.runner import request_batch
 from asyncclient.emulator import Emulator
-from asyncclient.jobs import Jobs
-from asyncclient.poller import Poller, PollPolicy
+from asyncclient.resources.prepared import PreparedCreation
 from tests.conftest import connect
 from tests.virtual_time import FastForward, VirtualTime
 

@@ -18,9 +18,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from asyncclient import _headers
-from asyncclient._caller import Caller
-from asyncclient._protocol import Request, Response, parse_rate_limit
 from asyncclient.errors import (
     AmbiguousCreationError,
     APIConnectionError,
@@ -32,6 +29,9 @@ from asyncclient.errors import (
     RateLimitError,
     ValidationError,
 )
+from asyncclient.http import headers as _headers
+from asyncclient.http.caller import Caller
+from asyncclient.http.protocol import Request, Response, parse_rate_limit
 from asyncclient.models import TalkingAvatarRequest
 from asyncclient.ratelimit import Plan, RateLimit, TokenBucket, plan_for_limit
 from asyncclient.retry import RetryPolicy

@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 
 from asyncclient import AsyncClient, Plan, RowResult, Timeouts
+from asyncclient.awaiting.poller import PollPolicy
 from asyncclient.emulator import Emulator
-from asyncclient.poller import PollPolicy
 
 SCALE = 600.0
 N = 30

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from asyncclient.cli import main
+from asyncclient.cli.app import main
 from asyncclient.emulator import Emulator
 from tests.test_cli_main import CREATE, _advance_forever, clean_env, run_cli, write_rows
 

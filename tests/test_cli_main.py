@@ -193,7 +193,7 @@ async def test_cli_basics(args: list[str]) -> None:
 INTERRUPT_WHILE_BUSY = """
 import asyncio, os, signal, sys, threading, time
 import anyio
-from asyncclient.cli import _interruptible
+from asyncclient.cli.app import _interruptible
 
 seen = []
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
-from asyncclient._cli_resources import register, run
 from asyncclient._clock import Clock
+from asyncclient.cli.resources import register, run
 from asyncclient.client import ENV_API_KEY, ENV_BASE_URL
 from asyncclient.emulator import Emulator
 from tests.virtual_time import FastForward

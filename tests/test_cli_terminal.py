@@ -7,10 +7,10 @@ import re
 
 import pytest
 
-from asyncclient._cli_exit import EXIT_STATUSES, epilog
-from asyncclient._progress import DownloadProgress, Earlier, FilesProgress, ProgressDisplay
-from asyncclient._terminal import LiveLine, format_bytes, is_terminal, table_lines
-from asyncclient.batch import BatchProgress
+from asyncclient.batch.runner import BatchProgress
+from asyncclient.cli.exits import EXIT_STATUSES, epilog
+from asyncclient.cli.progress import DownloadProgress, Earlier, FilesProgress, ProgressDisplay
+from asyncclient.cli.terminal import LiveLine, format_bytes, is_terminal, table_lines
 
 ANSI = re.compile(r"\x1b\[")
 

@@ -15,9 +15,9 @@ import trustme
 from aiohttp import web
 
 from asyncclient import AsyncClient, Plan, VideoFailedError
-from asyncclient._webhook_token import derive_token, notification_tokens
+from asyncclient.awaiting.poller import PollPolicy
+from asyncclient.awaiting.tokens import derive_token, notification_tokens
 from asyncclient.emulator import Emulator
-from asyncclient.poller import PollPolicy
 from asyncclient.webhooks import WebhookEvent
 
 # Polling that never comes within a test: a job can only finish by its notification.

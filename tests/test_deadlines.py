@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-from asyncclient._deadlines import _Timer
+from asyncclient.awaiting.deadlines import _Timer
 
 
 class _Handle:

@@ -20,8 +20,8 @@ import pytest
 
 from asyncclient import AsyncClient
 from asyncclient._convert import DecodeError, converter, decode, strict_converter
-from asyncclient._protocol import Envelope
 from asyncclient.errors import APIResponseValidationError
+from asyncclient.http.protocol import Envelope
 from asyncclient.models import (
     AnalyzedAccount,
     AspectRatio,

@@ -22,8 +22,8 @@ from asyncclient._convert import (
     strict_converter,
     to_camel,
 )
-from asyncclient._protocol import Envelope
 from asyncclient.errors import APIResponseValidationError
+from asyncclient.http.protocol import Envelope
 from asyncclient.models import (
     AnalyzedAccount,
     CreatedProject,

@@ -17,13 +17,13 @@ from typing import Any
 import pytest
 
 from asyncclient import AsyncClient, VideoFailedError, VideoJob
-from asyncclient import _display as shown
-from asyncclient import _display_live as live
-from asyncclient._rows import BatchProgress, RowResult
 from asyncclient._states import RowOutcome
-from asyncclient._tracking import JobState
+from asyncclient.awaiting.state import JobState
+from asyncclient.batch.rows import BatchProgress, RowResult
 from asyncclient.emulator import Emulator
 from asyncclient.models import Video, VideoDetail
+from asyncclient.notebook import display as shown
+from asyncclient.notebook import live
 
 pytestmark = pytest.mark.emulator(seed=5, processing_seconds=60)
 
@@ -149,9 +149,9 @@ async def test_a_job_renders_itself_with_the_same_renderers(client: AsyncClient)
 def test_rendering_never_imports_ipython_and_importing_renders_nothing() -> None:
     code = (
         "import sys, asyncclient\n"
-        "assert not any(m.startswith('asyncclient._display') for m in sys.modules)\n"
-        "from asyncclient._tracking import JobState\n"
-        "from asyncclient._display import job_bundle\n"
+        "assert not any(m.startswith('asyncclient.notebook.display') for m in sys.modules)\n"
+        "from asyncclient.awaiting.state import JobState\n"
+        "from asyncclient.notebook.display import job_bundle\n"
         "job_bundle(JobState(project_id='p', video_id='v'))\n"
         "assert 'IPython' not in sys.modules\n"
     )

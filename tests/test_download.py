@@ -20,8 +20,8 @@ from asyncclient import (
     PermissionDeniedError,
     VideoStatus,
 )
-from asyncclient._download import download_video, target_path
 from asyncclient.emulator import Emulator
+from asyncclient.http.download import download_video, target_path
 from asyncclient.models.videos import Video
 from tests.conftest import Serve
 

@@ -19,10 +19,10 @@ import trustme
 from aiohttp import web
 
 from asyncclient import AsyncClient, Plan
-from asyncclient._fleet import FleetStore, fleet_name
+from asyncclient.awaiting.poller import PollPolicy
 from asyncclient.emulator import Emulator
-from asyncclient.poller import PollPolicy
-from asyncclient.ratelimit_redis import RedisTokenBucket
+from asyncclient.fleet.bucket import RedisTokenBucket
+from asyncclient.fleet.store import FleetStore, fleet_name
 from asyncclient.webhooks import WebhookEvent
 
 aioredis = pytest.importorskip("redis.asyncio")

@@ -22,14 +22,14 @@ import trustme
 from aiohttp import web
 
 from asyncclient import AsyncClient, Plan, VideoFailedError
-from asyncclient._fleet import FleetStore
-from asyncclient._fleet_poller import FleetPoller
-from asyncclient._fleet_wire import job_key, message, wire
-from asyncclient._tracking import JobState
+from asyncclient.awaiting.jobs import VideoJob
+from asyncclient.awaiting.poller import PollPolicy
+from asyncclient.awaiting.state import JobState
 from asyncclient.emulator import Emulator
-from asyncclient.jobs import VideoJob
+from asyncclient.fleet.poller import FleetPoller
+from asyncclient.fleet.store import FleetStore
+from asyncclient.fleet.wire import job_key, message, wire
 from asyncclient.models.videos import VideoDetail
-from asyncclient.poller import PollPolicy
 
 pytest.importorskip("redis.asyncio")
 

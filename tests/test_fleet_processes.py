@@ -18,10 +18,10 @@ from typing import Any
 import pytest
 
 from asyncclient import AsyncClient, Plan
-from asyncclient._fleet import FleetStore
-from asyncclient._fleet_poller import FleetPoller
+from asyncclient.awaiting.poller import PollPolicy
 from asyncclient.emulator import Emulator
-from asyncclient.poller import PollPolicy
+from asyncclient.fleet.poller import FleetPoller
+from asyncclient.fleet.store import FleetStore
 
 pytest.importorskip("redis.asyncio")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from asyncclient._gate import Gate
+from asyncclient.http.gate import Gate
 
 
 async def test_announced_creations_hold_reads_back_while_the_tokens_do_not_cover_them() -> None:

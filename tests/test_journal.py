@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from asyncclient._journal import Journal
 from asyncclient._states import JournalEvent
+from asyncclient.batch.journal import Journal
 
 BATCH = "b1"
 

@@ -107,7 +107,7 @@ batch
 """
 
 END = """\
-from asyncclient import _display_live
+from asyncclient.notebook import live as _display_live
 await client.aclose()
 await emu.stop()
 assert job._display is None and batch._display is None

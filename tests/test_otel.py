@@ -18,8 +18,8 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from asyncclient import AsyncClient, NotFoundError
-from asyncclient._otel import tracer
 from asyncclient.emulator import Emulator
+from asyncclient.http.tracing import tracer
 
 pytestmark = pytest.mark.emulator(seed=5, processing_seconds=60)
 

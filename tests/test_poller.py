@@ -17,9 +17,9 @@ import pytest
 import pytest_asyncio
 
 from asyncclient import AsyncClient, RateLimit, VideoJob
-from asyncclient import poller as poller_module
-from asyncclient._gate import Gate
-from asyncclient._tracking import JobState
+from asyncclient.awaiting import poller as poller_module
+from asyncclient.awaiting.poller import Poller, PollPolicy
+from asyncclient.awaiting.state import JobState
 from asyncclient.emulator import Emulator
 from asyncclient.errors import (
     APIError,
@@ -28,8 +28,8 @@ from asyncclient.errors import (
     NotFoundError,
     PermissionDeniedError,
 )
+from asyncclient.http.gate import Gate
 from asyncclient.models import Page, Video, VideoDetail
-from asyncclient.poller import Poller, PollPolicy
 from tests.conftest import connect
 from tests.virtual_time import FastForward
 

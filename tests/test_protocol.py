@@ -13,8 +13,22 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from asyncclient._headers import MAX_LIMIT, _number, parse_limit, parse_remaining, parse_reset_after
-from asyncclient._protocol import (
+from asyncclient.errors import (
+    APIResponseValidationError,
+    APIStatusError,
+    InsufficientCreditsError,
+    InternalServerError,
+    RateLimitError,
+    ValidationError,
+)
+from asyncclient.http.headers import (
+    MAX_LIMIT,
+    _number,
+    parse_limit,
+    parse_remaining,
+    parse_reset_after,
+)
+from asyncclient.http.protocol import (
     JSON_HEADERS,
     MAX_BODY_BYTES,
     RateLimitInfo,
@@ -27,14 +41,6 @@ from asyncclient._protocol import (
     decode_envelope,
     parse_rate_limit,
     parse_retry_after,
-)
-from asyncclient.errors import (
-    APIResponseValidationError,
-    APIStatusError,
-    InsufficientCreditsError,
-    InternalServerError,
-    RateLimitError,
-    ValidationError,
 )
 from asyncclient.models import VideoListStatus
 

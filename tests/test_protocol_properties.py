@@ -14,8 +14,9 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from asyncclient._headers import MAX_LIMIT, MAX_RESET_AFTER, MAX_RETRY_AFTER
-from asyncclient._protocol import (
+from asyncclient.errors import APIError
+from asyncclient.http.headers import MAX_LIMIT, MAX_RESET_AFTER, MAX_RETRY_AFTER
+from asyncclient.http.protocol import (
     Envelope,
     Request,
     Response,
@@ -23,7 +24,6 @@ from asyncclient._protocol import (
     parse_rate_limit,
     parse_retry_after,
 )
-from asyncclient.errors import APIError
 
 REQ = Request("GET", "/v1/video/list")
 FAST = settings(max_examples=200, deadline=None)

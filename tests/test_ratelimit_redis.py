@@ -14,7 +14,7 @@ import pytest
 
 from asyncclient import Plan, RateLimit
 from asyncclient.emulator import Emulator
-from asyncclient.ratelimit_redis import RedisTokenBucket
+from asyncclient.fleet.bucket import RedisTokenBucket
 
 aioredis = pytest.importorskip("redis.asyncio")
 

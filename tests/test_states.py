@@ -16,7 +16,6 @@ from typing import Any
 
 import pytest
 
-from asyncclient._journal import Journal
 from asyncclient._states import (
     JOURNAL,
     ROW,
@@ -26,7 +25,8 @@ from asyncclient._states import (
     Table,
     VideoState,
 )
-from asyncclient._tracking import JobState
+from asyncclient.awaiting.state import JobState
+from asyncclient.batch.journal import Journal
 from asyncclient.models import Video, VideoDetail
 from asyncclient.models.enums import VideoListStatus, VideoStatus
 

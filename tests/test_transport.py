@@ -15,9 +15,9 @@ import aiohttp
 import pytest
 from aiohttp import web
 
-from asyncclient._protocol import Request, build_request
-from asyncclient._transport import _SENDING, AiohttpTransport, Timeouts, _Attempt, _Deadlines
 from asyncclient.errors import APIConnectionError, APITimeoutError
+from asyncclient.http.protocol import Request, build_request
+from asyncclient.http.transport import _SENDING, AiohttpTransport, Timeouts, _Attempt, _Deadlines
 from tests.conftest import Serve
 
 KEY = "sk-transport-key-789"

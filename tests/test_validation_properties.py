@@ -30,7 +30,6 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from asyncclient._prepared import prepare_creation
 from asyncclient.errors import ValidationError
 from asyncclient.models.common import (
     AdSettings,
@@ -86,6 +85,7 @@ from asyncclient.models.scenes import (
     VideoScene,
 )
 from asyncclient.resources.integrations import Integrations
+from asyncclient.resources.prepared import prepare_creation
 from asyncclient.resources.schedule import Schedule
 from asyncclient.resources.social import Social
 from asyncclient.resources.templates import Templates

@@ -17,10 +17,10 @@ import trustme
 from aiohttp import web
 
 from asyncclient import AsyncClient, Plan
+from asyncclient.awaiting.poller import PollPolicy
 from asyncclient.emulator import Emulator
 from asyncclient.errors import APIConnectionError, NotFoundError
 from asyncclient.models.videos import VideoDetail
-from asyncclient.poller import PollPolicy
 from asyncclient.webhooks import WebhookEvent, WebhookPayloadError, WebhookReceiver, parse_event
 from tests.conftest import Serve
 

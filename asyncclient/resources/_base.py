@@ -6,10 +6,10 @@ import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, Generic, TypeVar
 
-from asyncclient._caller import Caller
 from asyncclient._convert import DecodeError, decode
-from asyncclient._protocol import Envelope
 from asyncclient.errors import APIResponseValidationError
+from asyncclient.http.caller import Caller
+from asyncclient.http.protocol import Envelope
 from asyncclient.models.pages import Page
 
 __all__ = ["AsyncPager", "Resource", "decode_or_raise", "page_of"]

@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from asyncclient._caller import Caller
+from asyncclient.awaiting.jobs import Jobs, VideoJob
 from asyncclient.errors import AmbiguousCreationError
-from asyncclient.jobs import Jobs, VideoJob
+from asyncclient.http.caller import Caller
 from asyncclient.models.common import (
     AdSettings,
     Audio,
@@ -43,7 +43,7 @@ from asyncclient.resources._creation import created_from_envelope, find_created
 from asyncclient.resources.videos import Videos
 
 if TYPE_CHECKING:
-    from asyncclient._prepared import PreparedCreation
+    from asyncclient.resources.prepared import PreparedCreation
 
 __all__ = ["Projects"]
 
@@ -77,7 +77,7 @@ class Projects(Resource):
             InsufficientCreditsError: The balance does not cover it.
             AmbiguousCreationError: It may or may not have been created (not resent).
         """
-        from asyncclient._prepared import prepare_creation  # the rules load on first use
+        from asyncclient.resources.prepared import prepare_creation  # the rules load on first use
 
         if self._webhook is not None and request.webhook is None:
             request = attrs.evolve(request, webhook=self._webhook)

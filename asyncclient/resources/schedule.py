@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from asyncclient._caller import Caller
 from asyncclient._convert import unstructure
+from asyncclient.http.caller import Caller
 from asyncclient.models.enums import Platform, ScheduleStatus
 from asyncclient.models.pages import Page
 from asyncclient.models.requests import PlatformData, ScheduleRequest

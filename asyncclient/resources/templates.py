@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from asyncclient._caller import Caller
 from asyncclient._clock import SYSTEM_CLOCK, Clock
+from asyncclient.http.caller import Caller
 from asyncclient.models.enums import ProjectType
 from asyncclient.models.pages import Page
 from asyncclient.models.templates import Template, TemplateDetail
@@ -20,8 +20,8 @@ from asyncclient.validation import check_enum, check_id, check_offset, check_pag
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-    from asyncclient._rows import BatchOptions, Item
-    from asyncclient.batch import Batch, JobMaker, Submitter
+    from asyncclient.batch.rows import BatchOptions, Item
+    from asyncclient.batch.runner import Batch, JobMaker, Submitter
 
 __all__ = ["Templates"]
 
@@ -137,9 +137,9 @@ class Templates(Resource):
             ``async for`` it for results as they finish.
         """
         # the batch machinery loads on first use
-        from asyncclient._rows import BatchSettings
-        from asyncclient._template_rows import rows_to_items
-        from asyncclient.batch import Batch, batch_id_of
+        from asyncclient.batch.rows import BatchSettings
+        from asyncclient.batch.runner import Batch, batch_id_of
+        from asyncclient.batch.template_rows import rows_to_items
 
         raise_if(check_id("templateId", template_id))
         settings = BatchSettings(**options)

@@ -6,8 +6,8 @@ import os
 import pathlib
 from collections.abc import Callable
 
-from asyncclient._caller import Caller
-from asyncclient._transport import AiohttpTransport
+from asyncclient.http.caller import Caller
+from asyncclient.http.transport import AiohttpTransport
 from asyncclient.models.enums import ProjectType, VideoListStatus
 from asyncclient.models.pages import Page
 from asyncclient.models.videos import Video, VideoDetail
@@ -83,7 +83,7 @@ class Videos(Resource):
                 (nothing is left on disk).
             APIConnectionError: The download broke off (nothing is left on disk).
         """
-        from asyncclient._download import download_video  # loads on the first download
+        from asyncclient.http.download import download_video  # loads on the first download
 
         return await download_video(
             self.get,

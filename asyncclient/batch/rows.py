@@ -1,0 +1,185 @@
+"""What a batch works on and reports: rows ready to submit, results, progress, settings."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Callable, Sequence
+from typing import TypedDict
+
+import attrs
+from attrs import frozen
+
+from asyncclient._states import RowOutcome
+from asyncclient.awaiting.jobs import DEFAULT_WAIT_TIMEOUT
+from asyncclient.models.requests import CreationRequest, TemplateGenerationRequest
+from asyncclient.models.videos import VideoDetail
+from asyncclient.resources.prepared import PreparedCreation, check_creation
+
+__all__ = [
+    "BatchOptions",
+    "BatchProgress",
+    "BatchSettings",
+    "Item",
+    "RowResult",
+    "batch_id_of",
+    "items_from_requests",
+    "named",
+]
+
+@frozen(kw_only=True)
+class BatchSettings:
+    """How a batch runs; ``client.batch`` and ``templates.generate_many`` take these as
+    keyword arguments (see :class:`BatchOptions`).
+
+    Attributes:
+        spacing: Least seconds between two submissions' starts (spec 8.3: about one).
+        concurrency: Most creation requests in flight at once.
+        journal: A JSON Lines file to record progress in; running the same batch
+            with it again resumes without submitting a row twice.
+        on_progress: Called with a :class:`BatchProgress` after each change.
+        budget: Credits the batch may spend; later rows are ``skipped``.
+        cost_per_row: Credits a row costs; learnt from the first video if omitted.
+        wait_timeout: How long to wait for each video (``None``: forever).
+    """
+
+    spacing: float = 1.0
+    concurrency: int = 4
+    journal: str | os.PathLike[str] | None = None
+    on_progress: Callable[[BatchProgress], None] | None = None
+    budget: int | None = None
+    cost_per_row: int | None = None
+    wait_timeout: float | None = DEFAULT_WAIT_TIMEOUT
+
+    def __attrs_post_init__(self) -> None:
+        if self.concurrency < 1:
+            raise ValueError("concurrency must be at least 1")
+
+
+class BatchOptions(TypedDict, total=False):
+    """The keyword arguments of a batch: the fields of :class:`BatchSettings`."""
+
+    spacing: float
+    concurrency: int
+    journal: str | os.PathLike[str] | None
+    on_progress: Callable[[BatchProgress], None] | None
+    budget: int | None
+    cost_per_row: int | None
+    wait_timeout: float | None
+
+
+@frozen(kw_only=True)
+class RowResult:
+    """The outcome of one row."""
+
+    index: int
+    """The row's position in the input (0-based)."""
+    status: RowOutcome
+    """``completed``, ``failed`` (the video failed), ``rejected`` (bad input or refused
+    by the service: provably nothing made, nothing paid), ``skipped`` (the credit budget
+    was reached) or ``unresolved`` (sent, and whether the service made it is not known
+    yet: run the batch again with its journal); compares equal to those strings."""
+    video: VideoDetail | None = None
+    """The completed (or failed) video, as the video list shows it: the detail-only
+    fields (script, usedCredits, ...) may be None; ``client.videos.get`` reads them."""
+    error: str | None = None
+    """Why it failed, was rejected or skipped."""
+    project_id: str | None = None
+    """The row's project, once the service made it."""
+    video_id: str | None = None
+    """The row's video, once known."""
+
+    @property
+    def ok(self) -> bool:
+        """True when the row completed."""
+        return self.status is RowOutcome.COMPLETED
+
+
+@frozen(kw_only=True)
+class BatchProgress:
+    """A snapshot for the progress callback."""
+
+    total: int
+    submitted: int
+    """Rows this run sent (a resumed batch's earlier submissions are ``resumed``)."""
+    completed: int
+    failed: int
+    rejected: int
+    skipped: int
+    elapsed: float
+    """Seconds since the batch started."""
+    unresolved: int = 0
+    """Rows sent whose fate the service could not yet tell (see ``RowResult.status``)."""
+    resumed: int = 0
+    """Rows an earlier run sent (read from the journal), awaited by this one, not resent."""
+    done_before: int = 0
+    """Rows an earlier run saw finished (read from the journal); counted again as
+    completed or failed once this run has read them, but not in :attr:`rate`."""
+
+    @property
+    def finished(self) -> int:
+        """Rows with an outcome: completed, failed, rejected, skipped or unresolved."""
+        return self.completed + self.failed + self.rejected + self.skipped + self.unresolved
+
+    @property
+    def rate(self) -> float:
+        """Videos finished (completed or failed) during this run, per minute."""
+        done = max(0, self.completed + self.failed - self.done_before)
+        return done / self.elapsed * 60 if self.elapsed > 0 else 0.0
+
+    @property
+    def eta(self) -> float | None:
+        """Seconds until every row is finished at the current rate, if known."""
+        left = self.total - self.finished
+        if left == 0:
+            return 0.0
+        return left / self.rate * 60 if self.rate > 0 else None
+
+
+@frozen
+class Item:
+    """A row ready to submit (checked and serialised once), or the problems keeping it back."""
+
+    index: int
+    prepared: PreparedCreation | None
+    problems: tuple[str, ...] = ()
+
+    @property
+    def request(self) -> CreationRequest | None:
+        """The row's creation request (None when it has problems)."""
+        return self.prepared.request if self.prepared else None
+
+    @property
+    def fingerprint(self) -> str:
+        """A digest of the body sent: the journal tells by it whether a row changed."""
+        return self.prepared.fingerprint if self.prepared else ""
+
+    @classmethod
+    def of(
+        cls, index: int, request: CreationRequest | None, found: Sequence[str] = ()
+    ) -> Item:
+        """Check ``request`` (when the row built one) and keep every problem found."""
+        problems = list(found)
+        prepared = None
+        if request is not None:
+            prepared, more = check_creation(request, failures=True)
+            problems += more
+        return cls(index, None if problems else prepared, tuple(problems))
+
+
+def items_from_requests(requests: Sequence[CreationRequest]) -> list[Item]:
+    """Check each request; the bad ones become items with problems."""
+    return [Item.of(i, r) for i, r in enumerate(requests)]
+
+
+def batch_id_of(*parts: object) -> str:
+    """A short stable id for a batch's journal."""
+    return hashlib.sha256(repr(parts).encode()).hexdigest()[:16]
+
+
+def named(request: CreationRequest, name: str) -> CreationRequest:
+    """The request with a name, unless it has one (a template request's name is its title)."""
+    if isinstance(request, TemplateGenerationRequest) or getattr(request, "name", None):
+        return request
+    renamed: CreationRequest = attrs.evolve(request, name=name)
+    return renamed

@@ -1,0 +1,110 @@
+"""Turn rows (a title and variable values, as a CSV row reads) into template batch items."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from asyncclient.batch.rows import Item
+from asyncclient.models.enums import TemplateVariableType
+from asyncclient.models.requests import TemplateGenerationRequest
+from asyncclient.models.scenes import AvatarBox, TemplateScene, TemplateVariable
+from asyncclient.models.templates import TemplateDetail, TemplateSceneInfo
+
+__all__ = ["row_to_request", "rows_to_items"]
+
+
+def _scene(
+    scene: TemplateSceneInfo, values: Mapping[str, str], index: int
+) -> tuple[TemplateScene, list[str]]:
+    """One scene with the row's values; problems for declared variables left without one."""
+    declared = {v.key: v for v in scene.variables or []}
+    names = list(dict.fromkeys([*declared, *scene.placeholders()]))
+    variables = []
+    missing = []
+    for name in names:
+        if name not in values:
+            if name in declared and name not in scene.placeholders():
+                missing.append(f"scenes[{index}].variables: missing value for variable '{name}'")
+            continue  # a placeholder without a value: Item.of names it (failures=True)
+        kind = declared[name].type if name in declared else None
+        variables.append(
+            TemplateVariable(key=name, value=values[name], type=kind or TemplateVariableType.TEXT)
+        )
+    avatar = None
+    if scene.avatar is not None:
+        avatar = AvatarBox(
+            id=scene.avatar.id,
+            top_left=scene.avatar.top_left,
+            bottom_right=scene.avatar.bottom_right,
+        )
+    built = TemplateScene(script=scene.script or "", variables=variables, avatar=avatar)
+    return built, missing
+
+
+def row_to_request(
+    template: TemplateDetail,
+    row: Mapping[str, Any],
+    *,
+    title_key: str = "title",
+    caption: bool = True,
+    language: str = "en",
+    webhook: str | None = None,
+    metadata: dict[str, Any] | None = None,
+) -> tuple[TemplateGenerationRequest, list[str]]:
+    """Build one row's request; returns it and the problems of the row itself.
+
+    ``row[title_key]`` is the video's title, every other key a variable's name
+    (spec 4.9: every variable of every scene needs a value; ``""`` is one). The
+    spec's rules on the request are checked once, by :meth:`Item.of`.
+    """
+    found: list[str] = []
+    values = {str(k): "" if v is None else str(v) for k, v in row.items() if k != title_key}
+    known = set(template.variable_names())
+    for key in values:
+        if key not in known:
+            names = ", ".join(sorted(known)) or "none"
+            found.append(
+                f"{key}: not a variable of template {template.id} (its variables: {names})"
+            )
+    title = row.get(title_key)
+    if title is None:
+        found.append(f"{title_key}: a title is required")
+    scenes = []
+    for i, scene in enumerate(template.scenes or []):
+        built, missing = _scene(scene, values, i)
+        scenes.append(built)
+        found.extend(missing)
+    request = TemplateGenerationRequest(
+        template_id=template.id,
+        title="" if title is None else str(title),
+        scenes=scenes,
+        caption=caption,
+        language=language,
+        type=template.type or "class",
+        webhook=webhook,
+        metadata=metadata,
+    )
+    return request, found
+
+
+def rows_to_items(
+    template: TemplateDetail, rows: Iterable[Mapping[str, Any]], **options: Any
+) -> list[Item]:
+    """Every row checked and serialised once; a title used twice is a problem (it is how
+    an interrupted batch finds a row's video again)."""
+    out = []
+    seen: dict[str, int] = {}
+    for index, row in enumerate(rows):
+        item = Item.of(index, *row_to_request(template, row, **options))
+        title = item.request.title if isinstance(item.request, TemplateGenerationRequest) else ""
+        if item.prepared is not None and title in seen:
+            problem = (
+                f"title: '{title}' is also the title of row {seen[title]}; "
+                "titles must be unique in a batch (they identify a row's video on resume)"
+            )
+            item = Item(index, None, (*item.problems, problem))
+        elif item.prepared is not None:
+            seen[title] = index
+        out.append(item)
+    return out

@@ -1,0 +1,289 @@
+"""``asyncclient batch``: one template video per row of a CSV or JSON Lines file.
+
+A run says what earlier runs had done (from the journal) and what it submitted and
+spent itself; ``--json`` prints one document: the summary and a record per row.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import csv
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from attrs import frozen
+
+from asyncclient.batch.runner import Batch, RowResult
+from asyncclient.cli.exits import EXIT_INTERRUPTED, EXIT_OK, EXIT_PARTIAL, EXIT_USAGE
+from asyncclient.cli.journal import JournalView, ThisRun, this_run_text
+from asyncclient.cli.output import error, note, print_json
+from asyncclient.cli.progress import Earlier, ProgressDisplay
+from asyncclient.cli.resources import add_connection_args
+from asyncclient.cli.results import (
+    OUTCOMES,
+    Downloaded,
+    counts,
+    download_results,
+    row_records,
+    run_batch,
+    spent_credits,
+)
+from asyncclient.client import AsyncClient
+
+__all__ = ["batch_command", "interrupt_reported", "read_rows", "register"]
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the ``batch`` command.
+
+    Args:
+        subparsers: What ``parser.add_subparsers()`` returned.
+    """
+    p = subparsers.add_parser(
+        "batch",
+        help="generate one template video per row of a CSV or JSON Lines file",
+        description=(
+            "Generate one video per row: the 'title' column is the video's title, every "
+            "other column a template variable. Progress is journaled: run the same command "
+            "again after an interruption and it resumes without paying twice."
+        ),
+    )
+    p.add_argument("rows", metavar="ROWS", help="a .csv (header line first) or .jsonl file")
+    p.add_argument("--template", required=True, metavar="ID", help="the template's id")
+    p.add_argument("--concurrency", type=int, default=4, metavar="N", help="in flight (4)")
+    p.add_argument("--spacing", type=float, default=1.0, metavar="S", help="between sends (1)")
+    p.add_argument("--journal", metavar="FILE", help="default: ROWS.journal.jsonl")
+    p.add_argument("--out", metavar="RESULTS.jsonl", help="write one result per row")
+    p.add_argument("--download", metavar="DIR", help="download completed videos here")
+    p.add_argument("--budget", type=int, metavar="CREDITS", help="stop submitting past it")
+    p.add_argument("--title-column", default="title", metavar="NAME", help="(title)")
+    p.add_argument("--json", action="store_true", help="print one JSON document on stdout")
+    add_connection_args(p)
+    p.set_defaults(func=batch_command)
+
+
+# -- rows --------------------------------------------------------------------------------
+
+
+def read_rows(path: Path) -> list[dict[str, Any]]:
+    """Rows of a CSV file (header line first) or a JSON Lines file (one object a line).
+
+    Args:
+        path: A ``.csv``, ``.jsonl``, ``.ndjson`` or ``.json`` file.
+
+    Returns:
+        One mapping per row, column to value; at least one.
+
+    Raises:
+        OSError: The file cannot be read.
+        ValueError: Another kind of file, a line that is not a JSON object, a CSV line
+            with more or fewer values than the header, or no row at all.
+    """
+    suffix = path.suffix.lower()
+    if suffix == ".csv":
+        rows = _csv_rows(path)
+    elif suffix in (".jsonl", ".ndjson", ".json"):
+        rows = _json_rows(path)
+    else:
+        raise ValueError(f"{path}: rows must be a .csv or .jsonl file")
+    if not rows:
+        raise ValueError(f"{path}: no rows in it: nothing to generate")
+    return rows
+
+
+def _csv_rows(path: Path) -> list[dict[str, Any]]:
+    with path.open(newline="", encoding="utf-8-sig") as fh:
+        reader = csv.DictReader(fh)
+        if not reader.fieldnames:
+            raise ValueError(f"{path}: the file is empty: a header line, then a row a line")
+        columns = len(reader.fieldnames)
+        rows = []
+        for row in reader:
+            extra = len(row.pop(None, None) or ())
+            values = sum(v is not None for v in row.values()) + extra
+            if values != columns:
+                raise ValueError(
+                    f"{path}:{reader.line_num}: {values} values, the header has {columns} "
+                    "columns (quote a value that holds a comma)"
+                )
+            rows.append(dict(row))
+    if not rows:
+        raise ValueError(f"{path}: a header line and no row under it: nothing to generate")
+    return rows
+
+
+def _json_rows(path: Path) -> list[dict[str, Any]]:
+    rows = []
+    with path.open(encoding="utf-8") as fh:
+        for number, line in enumerate(fh, 1):
+            if line.strip():
+                row = json.loads(line)
+                if not isinstance(row, dict):
+                    raise ValueError(f"{path}:{number}: expected a JSON object")
+                rows.append(row)
+    return rows
+
+
+# -- the command -------------------------------------------------------------------------
+
+
+async def batch_command(args: argparse.Namespace, client: AsyncClient) -> int:
+    """``asyncclient batch ROWS --template ID ...``.
+
+    Args:
+        args: The parsed options of ``batch``.
+        client: The configured client.
+
+    Returns:
+        0 every row completed, 4 not every row did, 2 a bad rows file or journal,
+        130 interrupted (running the same command again resumes it).
+    """
+    path = Path(args.rows)
+    journal = Path(args.journal) if args.journal else path.with_suffix(".journal.jsonl")
+    try:
+        rows = read_rows(path)
+        before = JournalView.read(journal)
+    except (OSError, ValueError) as exc:
+        error(str(exc))
+        return EXIT_USAGE
+    intro = _resuming(before, len(rows), journal) if before.last_events() else None
+    display = ProgressDisplay(earlier=before.earlier(), intro=intro)
+    batch = client.templates.generate_many(
+        args.template,
+        rows,
+        title_key=args.title_column,
+        spacing=args.spacing,
+        concurrency=args.concurrency,
+        journal=journal,
+        on_progress=display,
+        budget=args.budget,
+    )
+    try:
+        results = await run_batch(batch)
+    except asyncio.CancelledError:  # Ctrl-C: the batch and its journal are closed by now
+        display.close()
+        return _interrupted(args, batch, rows, before, journal)
+    except ValueError as exc:  # the journal of other rows, a damaged one, a changed row
+        display.close()
+        error(str(exc))
+        return EXIT_USAGE
+    run = JournalView.read(journal).since(before)
+    credits = await spent_credits(client, run.accepted, results)
+    report = _Report(rows, results, before.earlier(), run, credits, journal)
+    return await _finish(args, client, report)
+
+
+@frozen
+class _Report:
+    """What one run of ``batch`` did, for the summary and ``--json``."""
+
+    rows: Sequence[Any]
+    results: Sequence[RowResult]
+    earlier: Earlier
+    run: ThisRun
+    credits: int | None
+    journal: Path
+
+
+async def _finish(args: argparse.Namespace, client: AsyncClient, report: _Report) -> int:
+    """Write ``--out``, download, print the summary; the exit status."""
+    results = report.results
+    downloaded = Downloaded({}, 0)
+    if args.download:
+        downloaded = await download_results(client, results, Path(args.download))
+    records = row_records(results, report.rows, downloaded.paths)
+    if args.out:
+        text = "".join(json.dumps(record) + "\n" for record in records)
+        await asyncio.to_thread(Path(args.out).write_text, text, encoding="utf-8")
+    tally = counts(results)
+    code = EXIT_OK if tally["completed"] == len(results) else EXIT_PARTIAL
+    if args.json:
+        summary = _summary_of(report, tally, downloaded, code)
+        print_json({"summary": summary, "rows": records})
+    else:
+        _print_summary(report, tally, downloaded, args.download)
+    if tally["unresolved"]:
+        note(
+            f"{tally['unresolved']} rows were sent but the service could not yet say whether "
+            "it made them: run the same command again to find out (they are never resent "
+            "blindly)"
+        )
+    return code
+
+
+def _resuming(before: JournalView, total: int, journal: Path) -> str:
+    """The note that a run picks up from its journal."""
+    last = list(before.last_events().values())
+    done, accepted, cut = (last.count(ev) for ev in ("done", "accepted", "submit"))
+    text = f"resuming from {journal}: {done} of {total} rows already done"
+    if accepted:
+        text += f", {accepted} submitted earlier (awaited, not sent again)"
+    if cut:
+        text += f", {cut} cut off while submitting (looked for with the service first)"
+    return text
+
+
+def _print_summary(
+    report: _Report, tally: dict[str, int], downloaded: Downloaded, folder: str | None
+) -> None:
+    unresolved = f", {tally['unresolved']} unresolved" if tally["unresolved"] else ""
+    print(
+        f"{tally['completed']} completed, {tally['failed']} failed, "
+        f"{tally['rejected']} rejected, {tally['skipped']} skipped{unresolved} "
+        f"(journal: {report.journal})"
+    )
+    print(this_run_text(len(report.results), report.earlier, report.run, report.credits))
+    if folder is not None:
+        print(downloaded.text(folder))
+
+
+def _summary_of(
+    report: _Report, tally: dict[str, int], downloaded: Downloaded, code: int
+) -> dict[str, Any]:
+    return {
+        "rows": len(report.results),
+        **tally,
+        "doneBefore": report.earlier.finished,
+        "submittedBefore": report.earlier.sent,
+        "submitted": len(report.run.submitted),
+        "creditsSpent": report.credits,
+        "maybeCharged": len(report.run.unanswered),
+        "downloaded": downloaded.fetched,
+        "journal": str(report.journal),
+        "interrupted": False,
+        "exitCode": code,
+    }
+
+
+interrupt_reported = False
+"""Set once the one line about an interruption was printed (``cli.main`` reads it)."""
+
+
+def _interrupted(
+    args: argparse.Namespace, batch: Batch, rows: Sequence[Any], before: JournalView, journal: Path
+) -> int:
+    """Say once what an interrupted run did (and print its document with ``--json``)."""
+    global interrupt_reported
+    interrupt_reported = True
+    p = batch.progress
+    sent = len(JournalView.read(journal).since(before).submitted)
+    note(
+        f"interrupted: {p.finished} of {p.total} rows finished, {sent} submitted by this run, "
+        f"every submission recorded in {journal}; run the same command again to resume"
+    )
+    if args.json:
+        earlier = before.earlier()
+        summary = {"rows": p.total, **{name: getattr(p, name) for name in OUTCOMES}}
+        summary.update(
+            doneBefore=earlier.finished,
+            submittedBefore=earlier.sent,
+            submitted=sent,
+            journal=str(journal),
+            interrupted=True,
+            exitCode=EXIT_INTERRUPTED,
+        )
+        print_json({"summary": summary, "rows": row_records(batch.results, rows, {})})
+    return EXIT_INTERRUPTED

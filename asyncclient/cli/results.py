@@ -1,0 +1,170 @@
+"""What ``batch`` and ``demo`` share: running a batch with its rejections said first,
+the rows by outcome, the per-row records of ``--out`` and ``--json``, the credits
+spent, and downloading the completed videos with a progress bar."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Collection, Sequence
+from pathlib import Path
+from typing import Any
+
+from attrs import frozen
+
+from asyncclient.awaiting.tasks import TaskScope
+from asyncclient.batch.runner import Batch, RowResult
+from asyncclient.cli.output import note
+from asyncclient.cli.progress import FilesProgress
+from asyncclient.client import AsyncClient
+from asyncclient.errors import APIError
+
+__all__ = [
+    "OUTCOMES",
+    "Downloaded",
+    "counts",
+    "download_results",
+    "row_records",
+    "run_batch",
+    "spent_credits",
+]
+
+OUTCOMES = ("completed", "failed", "rejected", "skipped", "unresolved")
+
+
+async def run_batch(batch: Batch) -> list[RowResult]:
+    """Check the rows (saying which are rejected, before any submission), then run.
+
+    Args:
+        batch: Not started yet.
+
+    Returns:
+        Every row's result, in input order.
+    """
+    items = await batch.prepare()
+    bad = [item for item in items if item.problems]
+    for item in bad:
+        note(f"row {item.index}: rejected: {'; '.join(item.problems)}")
+    if bad:
+        note(f"{len(bad)} of {len(items)} rows rejected before any submission")
+    return await batch
+
+
+def counts(results: Sequence[RowResult]) -> dict[str, int]:
+    """Rows by outcome: completed, failed, rejected, skipped, unresolved."""
+    tally = dict.fromkeys(OUTCOMES, 0)
+    for result in results:
+        tally[result.status] += 1
+    return tally
+
+
+def row_records(
+    results: Sequence[RowResult], rows: Sequence[Any], paths: dict[int, Path]
+) -> list[dict[str, Any]]:
+    """One JSON record per result (``--out``, ``--json``): row, status, title, ids, url,
+    error, and the downloaded file's path (or None)."""
+    return [
+        {
+            "row": r.index,
+            "status": str(r.status),
+            "title": rows[r.index].get("title") if r.index < len(rows) else None,
+            "videoId": r.video_id,
+            "projectId": r.project_id,
+            "url": r.video.url if r.video else None,
+            "error": r.error,
+            "path": str(paths[r.index]) if r.index in paths else None,
+        }
+        for r in results
+    ]
+
+
+@frozen
+class Downloaded:
+    """The files of completed rows, by row; ``fetched`` of them downloaded now, the
+    others were already there (same size)."""
+
+    paths: dict[int, Path]
+    fetched: int
+
+    def text(self, folder: str | Path) -> str:
+        """``downloaded 3 videos to out (1 already there)``."""
+        kept = len(self.paths) - self.fetched
+        there = f" ({kept} already there)" if kept else ""
+        return f"downloaded {self.fetched} videos to {folder}{there}"
+
+
+async def download_results(
+    client: AsyncClient, results: Sequence[RowResult], folder: Path, *, concurrency: int = 4
+) -> Downloaded:
+    """Download every completed row's video to ``folder/<video_id>.mp4``, a few at once,
+    with a progress bar; a file already there with the video's size is kept.
+
+    Args:
+        client: Downloads.
+        results: The batch's results; only completed rows with a video count.
+        folder: Made if missing.
+        concurrency: Downloads at once.
+
+    Returns:
+        The files, and how many were downloaded now.
+    """
+    from asyncclient.http.download import target_path
+
+    todo = [r for r in results if r.ok and r.video is not None]
+    await asyncio.to_thread(folder.mkdir, parents=True, exist_ok=True)
+    display = FilesProgress(len(todo))
+    paths: dict[int, Path] = {}
+    fetched = 0
+    gate = asyncio.Semaphore(concurrency)
+
+    async def one(result: RowResult) -> None:
+        nonlocal fetched
+        assert result.video is not None
+        target = target_path(folder, result.video.id)
+        async with gate:
+            if not _already_there(target, result.video.size):
+                await client.videos.download(result.video, target)
+                fetched += 1
+        paths[result.index] = target
+        display.file_done(target.stat().st_size)
+
+    try:
+        async with TaskScope() as scope:
+            for result in todo:
+                scope.start(one, result)
+    finally:
+        display.close()
+    return Downloaded(dict(sorted(paths.items())), fetched)
+
+
+def _already_there(target: Path, size: int | None) -> bool:
+    """A file of the video's size is there already (an earlier run downloaded it)."""
+    try:
+        return bool(size) and target.stat().st_size == size
+    except OSError:
+        return False
+
+
+async def spent_credits(
+    client: AsyncClient, charged: Collection[int], results: Sequence[RowResult]
+) -> int | None:
+    """Credits the ``charged`` rows cost: their number times one video's ``usedCredits``
+    (one read; rows of one template cost alike).
+
+    Args:
+        client: Reads the video.
+        charged: Indexes of the rows the service accepted.
+        results: The batch's results.
+
+    Returns:
+        The credits; 0 for no row; None when no video's cost could be read.
+    """
+    if not charged:
+        return 0
+    ids = [r.video_id for r in results if r.index in charged and r.video_id]
+    if not ids:
+        return None
+    try:
+        used = (await client.videos.get(ids[0])).used_credits
+    except APIError:
+        return None
+    return None if used is None else used * len(charged)

@@ -1,0 +1,11 @@
+"""The fleet: processes that share one API key share one poller and one bucket, on Redis.
+
+Owns: the Redis store (``store``: registrations, the lease, published changes, kept
+outcomes), what a process awaits (``registry``), the typed, versioned records that
+processes write to each other (``wire``), the fleet's poller (``poller``: beats, lease,
+listening, rounds) and the token bucket shared through Redis (``bucket``).
+
+May import: ``awaiting`` (the poller it composes, job state), ``http.gate``, ``models``,
+``errors``, ``_convert``, ``_clock``, ``_states``, ``ratelimit``. Loads ``redis`` only
+when used; nothing here imports ``batch``, ``notebook`` or ``cli``.
+"""

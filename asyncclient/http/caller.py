@@ -1,0 +1,330 @@
+"""The one request path: build -> limiter -> retry -> transport -> decode -> rate-limit headers.
+
+:class:`Caller` is what every resource sends through. It knows requests,
+envelopes, the limiter and the retry policy; it knows nothing of resources, jobs
+or batches (they sit above it and take it as an argument).
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import time
+from collections.abc import Coroutine, Mapping
+from typing import TYPE_CHECKING, Any, Protocol
+
+from asyncclient._clock import SYSTEM_CLOCK, Clock
+from asyncclient.errors import AmbiguousCreationError, APIError, RateLimitError
+from asyncclient.http.gate import Gate
+from asyncclient.http.headers import parse_limit, parse_remaining, parse_reset_after
+from asyncclient.http.protocol import (
+    Envelope,
+    Request,
+    Response,
+    build_request,
+    decode_envelope,
+    parse_rate_limit,
+)
+from asyncclient.http.tracing import client_kind as otel_client_kind
+from asyncclient.http.tracing import mark_error as otel_mark_error
+from asyncclient.http.tracing import tracer as otel_tracer
+from asyncclient.ratelimit import Limiter, RateLimit, TokenBucket, plan_for_limit
+from asyncclient.retry import RetryPolicy, is_ambiguous
+
+if TYPE_CHECKING:  # annotations only: the creation models load when a creation is made
+    from asyncclient.models.requests import CreationRequest
+
+__all__ = ["Caller", "ClientStats", "Sender"]
+
+logger = logging.getLogger("asyncclient")
+_debug = functools.partial(logger.isEnabledFor, logging.DEBUG)
+"""Whether an attempt is logged: the logger's own cached answer (level changes clear it)."""
+
+
+_REQUEST_ID_HEADERS = ("X-Request-Id", "Request-Id", "X-Correlation-Id")
+"""Where a service's request id may come (spec: not shown), first found first."""
+
+
+def _request_id(headers: Mapping[str, str]) -> str | None:
+    """The service's request id, printable and at most 128 characters, or None."""
+    for name in _REQUEST_ID_HEADERS:
+        value = headers.get(name)
+        if value:
+            text = value[:128]
+            return text if text.isprintable() else repr(text)
+    return None
+
+
+class Sender(Protocol):
+    """What the caller needs of a transport: send one request, get (status, headers, body)."""
+
+    async def send(self, request: Request) -> Response: ...
+
+
+class ClientStats:
+    """What a client has sent so far (the demo's summary and benchmarks read it)."""
+
+    __slots__ = ("attempts", "rate_limited", "requests", "retries")
+
+    def __init__(self) -> None:
+        self.requests = 0
+        """Logical requests (each retried request counts once)."""
+        self.attempts = 0
+        """HTTP attempts, retries included."""
+        self.retries = 0
+        """Failed attempts that were tried again."""
+        self.rate_limited = 0
+        """429 answers received."""
+
+    def __repr__(self) -> str:
+        return (
+            f"<ClientStats requests={self.requests} attempts={self.attempts} "
+            f"retries={self.retries} 429s={self.rate_limited}>"
+        )
+
+
+class Caller:
+    """Sends requests through the limiter, the retry policy and the transport.
+
+    Args:
+        transport: Sends one request (``AiohttpTransport``, or a fake in tests).
+        limiter: Every attempt takes a token of it first.
+        retry: Decides whether and when a failed attempt is tried again.
+        clock: Measures the time a request has taken and sleeps between retries.
+        adopt_limit: Take the limit of ``X-RateLimit-Limit`` into the token bucket
+            (the plan was not given). A limit below the bucket's is adopted in any
+            case, with a warning once: a wrong plan then costs at most a few 429s.
+        gate: Held while a creation waits for its token; the poller yields to it, so
+            that submissions come first on a plan they saturate.
+    """
+
+    def __init__(
+        self,
+        transport: Sender,
+        *,
+        limiter: Limiter,
+        retry: RetryPolicy | None = None,
+        clock: Clock = SYSTEM_CLOCK,
+        adopt_limit: bool = False,
+        gate: Gate | None = None,
+    ) -> None:
+        self.transport = transport
+        self.gate = gate or Gate()
+        self.limiter = limiter
+        self.retry = retry if retry is not None else RetryPolicy()
+        self.clock = clock
+        self.stats = ClientStats()
+        self._adopt_limit = adopt_limit
+        self._warned_limit = False
+        # The X-RateLimit-Limit last followed, and the bucket's rate after it: while
+        # neither changes, following it again would change nothing.
+        self._limit_text: str | None = None
+        self._limit_rate: RateLimit | None = None
+
+    def __repr__(self) -> str:
+        return f"<Caller {self.limiter!r}>"
+
+    def call(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, Any] | None = None,
+        json: Any = None,
+        creation: CreationRequest | None = None,
+    ) -> Coroutine[Any, Any, Envelope]:
+        """Send a request and return the decoded envelope (``await caller.call(...)``).
+
+        The request is built at once (a :class:`~asyncclient.errors.ValidationError` is
+        raised then); what is awaited is :meth:`send` itself, a coroutine less a call.
+
+        Args:
+            method: HTTP method.
+            path: Path beginning with ``/v1``.
+            params: Query parameters (``None`` values are left out).
+            json: A JSON-ready body.
+            creation: The creation request a POST carries: a failure that leaves open
+                whether the service processed it raises :class:`AmbiguousCreationError`
+                and is never retried.
+
+        Raises:
+            APIError: What the service or the connection answered, after the retries.
+        """
+        request = build_request(method, path, params=params, json_body=json)
+        return self.send(request, creation=creation)
+
+    async def send(
+        self, request: Request, *, creation: CreationRequest | None = None, span: Any = None
+    ) -> Envelope:
+        """Send ``request`` with the limiter, the retry policy and the ambiguity rule.
+
+        When the application traces (OpenTelemetry, see ``asyncclient.http.tracing``) the
+        request is a span; ``span`` is that span, given by the traced way in.
+        """
+        if span is None and (tracer := otel_tracer()) is not None:
+            return await self._traced(tracer, request, creation)
+        started = self.clock.monotonic()
+        sent_at = self.clock.now() if creation is not None else None  # only an ambiguity says it
+        attempt = 0
+        stats = self.stats
+        stats.requests += 1
+        while True:
+            attempt += 1
+            stats.attempts += 1
+            if creation is None:
+                waited = await self.limiter.acquire()
+            else:
+                with self.gate.foreground():  # polling waits while a creation does
+                    waited = await self.limiter.acquire()
+            if span is not None:
+                span.set_attribute("asyncclient.attempts", attempt)
+                span.add_event("attempt", {"limiter_wait_ms": waited * 1000})
+            try:
+                if _debug():
+                    return await self._logged_attempt(request, attempt, waited)
+                # The attempt, inline (a coroutine less a call); _logged_attempt is the same.
+                response = await self.transport.send(request)
+                self._follow_headers(response.headers)
+                return decode_envelope(request, response)
+            except APIError as exc:
+                if isinstance(exc, RateLimitError):
+                    stats.rate_limited += 1
+                    self.limiter.pause(exc.retry_after if exc.retry_after is not None else 1.0)
+                delay = self.retry(attempt, exc, elapsed=self.clock.monotonic() - started)
+                if delay is None:
+                    if creation is not None and is_ambiguous(exc):
+                        raise _ambiguous(request, creation, exc, sent_at) from exc
+                    raise
+                stats.retries += 1
+                logger.info(
+                    "%s %s failed (%s); retry %d in %.2f s",
+                    request.method,
+                    request.path,
+                    type(exc).__name__,
+                    attempt,
+                    delay,
+                )
+                await self.clock.sleep(delay)
+
+    async def _traced(
+        self, tracer: Any, request: Request, creation: CreationRequest | None
+    ) -> Envelope:
+        """:meth:`send` in a span of its own (kind CLIENT, named by the method)."""
+        attributes = {"http.request.method": request.method, "url.path": request.path}
+        with tracer.start_as_current_span(
+            request.method,
+            kind=otel_client_kind(),
+            attributes=attributes,
+            record_exception=False,
+            set_status_on_exception=False,
+        ) as span:
+            try:
+                envelope = await self.send(request, creation=creation, span=span)
+            except BaseException as exc:
+                status = getattr(exc, "status_code", None)
+                if status is not None:
+                    span.set_attribute("http.response.status_code", status)
+                otel_mark_error(span, exc)
+                raise
+            span.set_attribute("http.response.status_code", envelope.status)
+            return envelope
+
+    async def _logged_attempt(self, request: Request, attempt: int, waited: float) -> Envelope:
+        """One attempt, with its DEBUG line: method, path, status, time, attempt, the time
+        spent waiting for the limiter and the service's request id (never the key). The
+        same values travel as the record's attributes (``extra``) for structured logs."""
+        started = time.perf_counter()  # the log line's duration, not pacing
+        status: int | str = "error"
+        request_id: str | None = None
+        try:
+            response = await self.transport.send(request)
+            status = response.status
+            request_id = _request_id(response.headers)
+            self._follow_headers(response.headers)
+            return decode_envelope(request, response)
+        except BaseException as exc:
+            if status == "error":
+                status = type(exc).__name__
+            raise
+        finally:
+            elapsed = (time.perf_counter() - started) * 1000
+            logger.debug(
+                "%s %s -> %s in %.1f ms (attempt %d, %.1f ms waiting for the limiter%s)",
+                request.method,
+                request.path,
+                status,
+                elapsed,
+                attempt,
+                waited * 1000,
+                f", request id {request_id}" if request_id else "",
+                extra={
+                    "http_method": request.method,
+                    "http_path": request.path,
+                    "http_status": status,
+                    "duration_ms": elapsed,
+                    "attempt": attempt,
+                    "limiter_wait_ms": waited * 1000,
+                    "request_id": request_id,
+                },
+            )
+
+    def _follow_headers(self, headers: Mapping[str, str]) -> None:
+        """Take the rate-limit headers in; never raises (a paid creation keeps its answer).
+
+        With the token bucket, only what can change it is parsed: the limit when its
+        text (or the bucket's rate) changed since the last response, the remaining
+        count always (a plain integer), and ``Date`` and ``X-RateLimit-Reset`` only
+        once none remain (the bucket reads them then only). The bucket ends up as
+        :func:`parse_rate_limit` read in full would leave it. Any other limiter (a
+        subclass too) gets every field of every response, as before.
+        """
+        try:
+            bucket = self.limiter
+            if type(bucket) is not TokenBucket:  # a subclass may read more in observe()
+                info = parse_rate_limit(headers)
+                self._adopt(info.limit)
+                bucket.observe(info.remaining, info.reset_after)
+                return
+            limit = headers.get("X-RateLimit-Limit")
+            rate = bucket.rate
+            if limit is not None and (limit != self._limit_text or rate is not self._limit_rate):
+                self._adopt(parse_limit(limit))
+                self._limit_text, self._limit_rate = limit, bucket.rate  # after any adoption
+            remaining = parse_remaining(headers.get("X-RateLimit-Remaining"))
+            if remaining is not None:
+                bucket.observe(remaining, parse_reset_after(headers) if remaining <= 0 else None)
+        except Exception:  # the parsers are total; this guards a bug, not the service
+            logger.warning("rate-limit headers not followed", exc_info=True)
+
+    def _adopt(self, limit: int | None) -> None:
+        """Follow ``X-RateLimit-Limit``: always when it is lower than the bucket's."""
+        bucket = self.limiter if isinstance(self.limiter, TokenBucket) else None
+        if bucket is None or not limit or limit <= 0 or limit == bucket.rate.per_minute:
+            return
+        if not self._adopt_limit:
+            if limit > bucket.rate.per_minute:
+                return  # a configured plan is never raised by a header
+            if not self._warned_limit:
+                self._warned_limit = True
+                logger.warning(
+                    "the service allows %d requests a minute, fewer than the configured %g: "
+                    "following the service (check the plan given to the client)",
+                    limit,
+                    bucket.rate.per_minute,
+                )
+        bucket.set_rate(plan_for_limit(limit))
+
+
+def _ambiguous(
+    request: Request, creation: CreationRequest, exc: APIError, sent_at: Any
+) -> AmbiguousCreationError:
+    return AmbiguousCreationError(
+        f"the service may or may not have created this {creation.FORMAT} "
+        f"project ({exc}); not resent, to avoid paying twice: use "
+        "client.projects.reconcile(error) to look for it",
+        request=creation,
+        sent_at=sent_at,
+        cause=exc,
+        method=request.method,
+        path=request.path,
+    )

@@ -1,0 +1,455 @@
+"""The I/O adapter: send a :class:`Request`, return ``(status, headers, body)``.
+
+The only module of the core that imports aiohttp. No retries, no status
+checks, no JSON here; redirects are never followed (aiohttp would forward the
+``x-api-key`` header to another origin). aiohttp errors become ours, with
+``request_sent`` telling whether any byte of the request left the client.
+
+The per-request path does no more than a hand-written aiohttp GET: the headers
+of a built request are made once per transport; whether a request went out is told by
+the session's request class (:class:`_TrackedRequest`, through aiohttp's
+``request_class``) rather than by trace hooks, which aiohttp would run five times a
+request. aiohttp's own connection code and its ``connect`` timeout are used as is.
+
+The ``total`` and ``read`` timeouts of :meth:`AiohttpTransport.send` are kept by one
+loop timer per transport for every attempt in flight (:class:`_Deadlines`),
+not by aiohttp's three timers an attempt, which cost a request about as much CPU as
+the rest of the SDK's own code. An attempt past a deadline is cancelled and the
+cancellation becomes :class:`~asyncclient.errors.APITimeoutError`, as aiohttp and
+``asyncio.timeout`` do it.
+
+:meth:`AiohttpTransport.stream_get` fetches a signed download URL (spec 2.3) in
+chunks on the same session: it sends no API key, so it follows redirects.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import math
+import ssl
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from typing import Any
+from urllib.parse import urlsplit
+
+import aiohttp
+from aiohttp.connector import Connection
+from attrs import frozen
+from multidict import CIMultiDict, CIMultiDictProxy
+
+from asyncclient.errors import APIConnectionError, APITimeoutError
+from asyncclient.http.protocol import JSON_HEADERS, Request, Response, response_of
+
+__all__ = ["AiohttpTransport", "ClientSession", "Stream", "Timeouts", "redact_url"]
+
+ClientSession = aiohttp.ClientSession
+"""The session type a caller may hand to ``AsyncClient(session=...)``."""
+
+
+@frozen(kw_only=True)
+class Timeouts:
+    """Per-attempt timeouts in seconds; time spent waiting for the rate limiter is not counted.
+
+    Attributes:
+        connect: To get a connection (from the pool or a new one), TLS included.
+        read: Between two reads of the response (``None`` for no limit).
+        total: For one whole attempt (``None`` for no limit).
+    """
+
+    connect: float | None = 10.0
+    read: float | None = 60.0
+    total: float | None = 120.0
+
+    def to_aiohttp(self) -> aiohttp.ClientTimeout:
+        return aiohttp.ClientTimeout(total=self.total, connect=self.connect, sock_read=self.read)
+
+
+@frozen
+class Stream:
+    """An open response of :meth:`AiohttpTransport.stream_get`.
+
+    Attributes:
+        status: The HTTP status (after redirects).
+        headers: The response headers (a case-insensitive mapping).
+        chunks: The body, chunk by chunk; aiohttp errors come out as ours.
+    """
+
+    status: int
+    headers: Mapping[str, str]
+    chunks: AsyncIterator[bytes]
+
+
+def redact_url(url: str) -> str:
+    """``url`` without its query (a signature) or fragment, for error messages."""
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}{parts.path}"
+
+
+class _Attempt:
+    """One attempt in flight: whether it started going out, and when it is out of time.
+
+    ``due`` is when its ``total`` runs out (``inf``: never); ``read`` is the ``read``
+    timeout (``0.0``: none), whose deadline ``read_at`` restarts when the request is
+    written, when the response's head is in and at each chunk of the body.
+    """
+
+    __slots__ = ("cancelling", "due", "expired", "read", "read_at", "sent", "task")
+
+    def __init__(self, task: asyncio.Task[Any] | None, due: float, read: float) -> None:
+        self.sent = False
+        self.task = task
+        self.due = due
+        self.read = read
+        self.read_at = math.inf  # the read timer runs once the request is written
+        self.expired = False
+        self.cancelling = 0
+
+    def started_sending(self) -> None:
+        self.sent = True
+        if self.read:
+            self.read_at = self.task.get_loop().time() + self.read if self.task else math.inf
+
+    def received(self, now: float) -> None:
+        """Bytes of the response came: the read timer starts again."""
+        if self.read:
+            self.read_at = now + self.read
+
+    def deadline(self, now: float) -> float:
+        """When it runs out of time, or a time not after that (while it is not sent yet)."""
+        if self.read and not self.sent:
+            return min(self.due, now + self.read)  # the read timer cannot end sooner
+        return min(self.due, self.read_at)
+
+
+class _Deadlines:
+    """The deadlines of one transport's attempts in flight, watched by one loop timer.
+
+    The timer is set for the nearest deadline an attempt may have when it comes in
+    (with the transport's timeouts that is never nearer than the one already set); an
+    attempt that ends just leaves. When the timer fires, the attempts out of time are
+    cancelled (:meth:`AiohttpTransport.send` makes that a timeout) and the timer is set
+    for the nearest deadline of the others: about once a ``read`` or ``total`` while
+    requests come and go, whatever their number.
+    """
+
+    __slots__ = ("_at", "_attempts", "_handle", "_loop")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._attempts: dict[_Attempt, None] = {}
+        self._handle: asyncio.TimerHandle | None = None
+        self._at = math.inf
+
+    def add(self, state: _Attempt, earliest: float) -> None:
+        self._attempts[state] = None
+        if earliest < self._at:
+            self._arm(earliest)
+
+    def discard(self, state: _Attempt) -> None:
+        self._attempts.pop(state, None)
+
+    def _arm(self, at: float) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+        self._at = at
+        self._handle = self._loop.call_at(at, self._fire) if at < math.inf else None
+
+    def _fire(self) -> None:
+        self._handle, self._at = None, math.inf
+        now = self._loop.time()
+        nearest = math.inf
+        for state in list(self._attempts):
+            at = state.deadline(now)
+            if at > now:
+                nearest = min(nearest, at)
+                continue
+            del self._attempts[state]
+            if state.task is not None and not state.task.done():
+                state.expired = True
+                state.task.cancel()
+        if nearest < math.inf:
+            self._arm(nearest)
+
+    def time(self) -> float:
+        return self._loop.time()
+
+    def close(self) -> None:
+        self._arm(math.inf)
+        self._attempts.clear()
+
+
+def _seconds(limit: float | None) -> float:
+    """A timeout in seconds; ``0.0`` for none (``None`` or not positive, as aiohttp reads it)."""
+    return limit if limit is not None and limit > 0 else 0.0
+
+
+def _timed_out(state: _Attempt) -> bool:
+    """Whether a cancellation of the attempt is its own timeout (not the caller's cancel)."""
+    if not state.expired:
+        return False
+    uncancel = getattr(state.task, "uncancel", None)  # 3.11+, or a task class that has it
+    if uncancel is not None:
+        # As asyncio.timeout: take our cancel back; one from elsewhere too is theirs.
+        return bool(uncancel() <= state.cancelling)
+    return True
+
+
+_SENDING: contextvars.ContextVar[_Attempt | None] = contextvars.ContextVar(
+    "asyncclient_sending", default=None
+)
+"""The state of the request the current task is sending (set around ``session.request``)."""
+
+
+class _TrackedRequest(aiohttp.ClientRequest):
+    """aiohttp's request, noting in :data:`_SENDING` that it is being written.
+
+    aiohttp calls ``send`` once it holds a connection, right before writing the
+    request line: anything that fails earlier (connecting, the pool) sent nothing.
+    """
+
+    async def send(self, conn: Connection) -> aiohttp.ClientResponse:
+        state = _SENDING.get()
+        if state is not None:
+            state.started_sending()
+        return await super().send(conn)
+
+
+class AiohttpTransport:
+    """Sends requests over one ``aiohttp.ClientSession``.
+
+    The session is created lazily, inside the running loop, on first use. A
+    session given by the caller is used as is and never closed here; without
+    our request class on it, a failure after connecting counts as possibly sent.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str,
+        *,
+        session: aiohttp.ClientSession | None = None,
+        timeouts: Timeouts | None = None,
+        ssl_context: ssl.SSLContext | None = None,
+        user_agent: str = "asyncclient",
+    ) -> None:
+        self._base_url = base_url.rstrip("/")
+        self._api_key = api_key
+        self._session = session
+        self._owns_session = session is None
+        self._timeouts = timeouts or Timeouts()
+        self._connect_timeout = _connect_only(self._timeouts)
+        self._deadlines: _Deadlines | None = None  # made in the running loop, on first use
+        self._ssl = ssl_context
+        self._user_agent = user_agent
+        self._closed = False
+        # A built request's headers (JSON_HEADERS) with ours: read-only, shared by every send.
+        self._json_headers = self._headers(JSON_HEADERS)
+
+    def __repr__(self) -> str:
+        return f"<AiohttpTransport {self._base_url}>"
+
+    @property
+    def base_url(self) -> str:
+        return self._base_url
+
+    @property
+    def timeouts(self) -> Timeouts:
+        return self._timeouts
+
+    def _get_session(self) -> aiohttp.ClientSession:
+        if self._closed:
+            raise RuntimeError("the client is closed")
+        if self._session is None:
+            connector = aiohttp.TCPConnector(ssl=self._ssl if self._ssl is not None else True)
+            self._session = aiohttp.ClientSession(
+                connector=connector, request_class=_TrackedRequest
+            )
+        return self._session
+
+    def _headers(self, given: Mapping[str, str]) -> CIMultiDictProxy[str]:
+        headers = CIMultiDict(given)
+        headers["x-api-key"] = self._api_key
+        headers.setdefault("User-Agent", self._user_agent)
+        return CIMultiDictProxy(headers)
+
+    async def send(self, request: Request, *, timeouts: Timeouts | None = None) -> Response:
+        """Send one attempt of ``request``.
+
+        Raises:
+            APITimeoutError: No response in time.
+            APIConnectionError: Connection refused, reset or dropped.
+        """
+        session = self._get_session()
+        given = request.headers
+        headers = self._json_headers if given is JSON_HEADERS else self._headers(given)
+        limits = self._timeouts if timeouts is None else timeouts
+        total, read = _seconds(limits.total), _seconds(limits.read)
+        state = self._start(total, read)
+        token = _SENDING.set(state)
+        try:
+            async with session.request(
+                request.method,
+                self._base_url + request.path,
+                params=request.params or None,
+                data=request.body,
+                headers=headers,
+                allow_redirects=False,
+                timeout=self._aiohttp_timeout(state, timeouts),
+            ) as resp:
+                body = await _read_body(resp, state)
+                return response_of(resp.status, resp.headers, body)
+        except (asyncio.CancelledError, asyncio.TimeoutError, aiohttp.ClientError) as exc:
+            sent = self._sent(state)
+            if _timed_out(state):  # our cancel, whatever aiohttp made of it
+                raise APITimeoutError(
+                    "request timed out", method=request.method, path=request.path, request_sent=sent
+                ) from None
+            if isinstance(exc, asyncio.CancelledError):
+                raise
+            raise _connection_error(
+                exc, method=request.method, path=request.path, sent=sent
+            ) from exc
+        finally:
+            _SENDING.reset(token)
+            if self._deadlines is not None:
+                self._deadlines.discard(state)
+
+    def _aiohttp_timeout(self, state: _Attempt, timeouts: Timeouts | None) -> aiohttp.ClientTimeout:
+        """What aiohttp is to time: ``connect``, or all of it for an attempt we do not watch."""
+        if state.task is None:
+            return (timeouts or self._timeouts).to_aiohttp()
+        return self._connect_timeout if timeouts is None else _connect_only(timeouts)
+
+    def _start(self, total: float, read: float) -> _Attempt:
+        """The state of a new attempt, its deadlines watched (when it has any).
+
+        A caller's session has aiohttp's own request class, which does not say when the
+        request is written (when ``read`` starts): aiohttp then keeps every timeout.
+        """
+        if not (total or read) or not self._owns_session:
+            return _Attempt(None, math.inf, 0.0)
+        task = asyncio.current_task()
+        watch = self._deadlines
+        if watch is None:
+            watch = self._deadlines = _Deadlines(asyncio.get_running_loop())
+        now = watch.time()
+        state = _Attempt(task, now + total if total else math.inf, read)
+        if task is not None:
+            cancelling = getattr(task, "cancelling", None)  # as _timed_out reads it
+            if cancelling is not None:
+                state.cancelling = cancelling()
+            watch.add(state, now + min(total or math.inf, read or math.inf))
+        return state
+
+    @contextlib.asynccontextmanager
+    async def stream_get(
+        self, url: str, *, chunk_size: int = 64 * 1024, timeouts: Timeouts | None = None
+    ) -> AsyncIterator[Stream]:
+        """Open a GET of an absolute URL without the API key; read it chunk by chunk.
+
+        For signed download URLs (spec 2.3), which may be on another origin: no
+        ``x-api-key`` is sent, so redirects are followed (storage often redirects).
+        No rate limiter and no retries here. ``Accept-Encoding: identity`` keeps
+        ``Content-Length`` equal to the bytes read. The ``total`` timeout does not
+        apply (a large file takes long); ``connect`` and ``read`` do.
+
+        Args:
+            url: The absolute URL.
+            chunk_size: Largest chunk to yield, in bytes.
+            timeouts: Instead of the transport's.
+
+        Yields:
+            A :class:`Stream`; the connection is released when the block exits.
+
+        Raises:
+            ValueError: A caller's session sends ``x-api-key`` by default.
+            APITimeoutError: No response or no data in time.
+            APIConnectionError: Connection refused, reset or dropped.
+        """
+        session = self._get_session()
+        if "x-api-key" in session.headers:
+            raise ValueError("the session sends x-api-key by default; it must not go to a file URL")
+        where = redact_url(url)
+        limits = timeouts or self._timeouts
+        timeout = aiohttp.ClientTimeout(connect=limits.connect, sock_read=limits.read)
+        headers = {"User-Agent": self._user_agent, "Accept-Encoding": "identity"}
+        try:
+            async with session.get(
+                url, headers=headers, allow_redirects=True, timeout=timeout
+            ) as resp:
+                chunks = _chunks(resp, chunk_size, where)
+                try:
+                    yield Stream(resp.status, resp.headers, chunks)
+                finally:
+                    await chunks.aclose()
+        except (asyncio.TimeoutError, aiohttp.ClientError) as exc:
+            raise _connection_error(exc, method="GET", path=where) from exc
+
+    def _sent(self, state: _Attempt) -> bool:
+        # A caller's session has aiohttp's own request class: we cannot know, assume sent.
+        return state.sent if self._owns_session else True
+
+    async def aclose(self) -> None:
+        """Close the session if we created it; a caller's session is left open."""
+        self._closed = True
+        if self._deadlines is not None:
+            self._deadlines.close()
+        session, self._session = self._session, None
+        if session is not None and self._owns_session and not session.closed:
+            await session.close()
+
+
+def _connection_error(
+    exc: BaseException, *, method: str, path: str, sent: bool = True
+) -> APIConnectionError:
+    """Map an aiohttp error (or a timeout) to ours.
+
+    ``sent`` says whether bytes of the request had left; a refused connection
+    never sent any.
+    """
+    if isinstance(exc, asyncio.TimeoutError):
+        return APITimeoutError("request timed out", method=method, path=path, request_sent=sent)
+    if isinstance(exc, aiohttp.ClientConnectorError):
+        return APIConnectionError(
+            f"cannot connect: {exc.os_error or exc}", method=method, path=path, request_sent=False
+        )
+    return APIConnectionError(
+        f"connection error: {type(exc).__name__}: {exc}",
+        method=method,
+        path=path,
+        request_sent=sent,
+    )
+
+
+async def _chunks(
+    resp: aiohttp.ClientResponse, chunk_size: int, where: str
+) -> AsyncGenerator[bytes, None]:
+    """The body of ``resp`` in chunks of at most ``chunk_size`` bytes, errors mapped."""
+    try:
+        async for chunk in resp.content.iter_chunked(chunk_size):
+            yield chunk
+    except (asyncio.TimeoutError, aiohttp.ClientError) as exc:
+        raise _connection_error(exc, method="GET", path=where) from exc
+
+
+def _connect_only(timeouts: Timeouts) -> aiohttp.ClientTimeout:
+    """What aiohttp keeps of an attempt's timeouts: getting a connection (the rest is ours)."""
+    return aiohttp.ClientTimeout(total=None, connect=timeouts.connect, sock_read=None)
+
+
+async def _read_body(resp: aiohttp.ClientResponse, state: _Attempt) -> bytes:
+    """The whole body, the read timer started again at the head and at each chunk."""
+    content = resp.content
+    if state.read:
+        state.received(state.task.get_loop().time() if state.task else 0.0)
+    chunk = await content.readany()
+    if content.at_eof():  # the usual body: all there in one chunk
+        return chunk
+    chunks = [chunk]
+    while chunk:
+        if state.read and state.task is not None:
+            state.received(state.task.get_loop().time())
+        chunk = await content.readany()
+        chunks.append(chunk)
+    return b"".join(chunks)
