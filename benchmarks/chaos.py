@@ -75,7 +75,7 @@ BURST = 3  # a rate_burst on creations is this many 429s in a row
 
 
 def rows(n: int) -> list[dict[str, str]]:
-    """Rows like tests/test_batch.py's: the title names the row at the service."""
+    """Rows like tests/test_batch_runner.py's: the title names the row at the service."""
     return [
         {
             "title": f"Welcome {i}",

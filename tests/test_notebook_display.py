@@ -1,5 +1,5 @@
 """How jobs and batches show themselves: the renderers (pure, without IPython) and the
-live display's logic, driven through a fake IPython ``display`` (tests/test_notebook.py
+live display's logic, driven through a fake IPython ``display`` (tests/test_notebook_kernel.py
 runs the real thing in a kernel)."""
 
 from __future__ import annotations
