@@ -11,10 +11,19 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Awaitable, Callable
 from datetime import datetime, timezone
 from typing import Protocol
 
-__all__ = ["SYSTEM_CLOCK", "Clock", "SystemClock"]
+__all__ = [
+    "SYSTEM_CLOCK",
+    "Cancellable",
+    "Clock",
+    "SystemClock",
+    "Timers",
+    "timers_of",
+    "within",
+]
 
 
 class Clock(Protocol):
@@ -53,3 +62,87 @@ class SystemClock:
 
 SYSTEM_CLOCK = SystemClock()
 """The clock every part uses unless given another."""
+
+
+class Cancellable(Protocol):
+    """A scheduled callback that can be called off."""
+
+    def cancel(self) -> object:
+        """Call it off (nothing happens if it already ran)."""
+        ...
+
+
+class Timers(Protocol):
+    """Callbacks at given times of a clock: what the shared wait deadlines run on."""
+
+    def time(self) -> float:
+        """The clock's monotonic seconds."""
+        ...
+
+    def call_at(self, when: float, callback: Callable[[], None]) -> Cancellable:
+        """Call ``callback`` once ``time()`` reached ``when``."""
+        ...
+
+
+class _SleepingTimers:
+    """Timers on any clock: one task per armed callback, asleep on the clock."""
+
+    __slots__ = ("_clock",)
+
+    def __init__(self, clock: Clock) -> None:
+        self._clock = clock
+
+    def time(self) -> float:
+        return self._clock.monotonic()
+
+    def call_at(self, when: float, callback: Callable[[], None]) -> Cancellable:
+        return asyncio.get_running_loop().create_task(self._at(when, callback))
+
+    async def _at(self, when: float, callback: Callable[[], None]) -> None:
+        while (left := when - self._clock.monotonic()) > 0:
+            await self._clock.sleep(left)
+        callback()
+
+
+def timers_of(clock: Clock) -> Timers:
+    """Timers on ``clock``, for the running loop.
+
+    The real clock's are the loop's own (``loop.time()`` is ``time.monotonic()``): a
+    timer handle each, no task. Any other clock (a test's virtual time) gets tasks that
+    sleep on it, so deadlines move with it.
+    """
+    if isinstance(clock, SystemClock):
+        return asyncio.get_running_loop()
+    return _SleepingTimers(clock)
+
+
+async def within(
+    clock: Clock, seconds: float | None, work: Callable[[], Awaitable[object]]
+) -> bool:
+    """Run ``work()`` until it returns or ``seconds`` pass on ``clock`` (None: no bound).
+
+    Returns:
+        True if it returned in time; False if it was cancelled when the time ran out.
+        Whatever it raises is raised as is; cancelling the caller cancels it too.
+    """
+
+    if seconds is None:
+        await work()
+        return True
+
+    async def run() -> object:
+        return await work()
+
+    task = asyncio.ensure_future(run())
+    ring = asyncio.ensure_future(clock.sleep(max(0.0, seconds)))
+    try:
+        await asyncio.wait((task, ring), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        ring.cancel()
+        if not task.done():
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+    if task.cancelled():
+        return False
+    task.result()  # its error, if any
+    return True

@@ -29,13 +29,18 @@ __all__ = [
     "Plan",
     "RateLimit",
     "TokenBucket",
+    "adopt_into",
+    "observes_every_header",
     "plan_for_limit",
     "resolve_rate_limit",
+    "spare_tokens_of",
     "tokens_from_headers",
 ]
 
-Clock = Callable[[], float]
+Monotonic = Callable[[], float]
+"""Seconds that never go back: a :class:`~asyncclient._clock.Clock`'s ``monotonic``."""
 Sleep = Callable[[float], Awaitable[None]]
+"""An awaitable sleep: a :class:`~asyncclient._clock.Clock`'s ``sleep``."""
 
 
 _JITTER_SECONDS = 0.05
@@ -151,7 +156,16 @@ def _tokens_from_headers(
 
 
 class Limiter(Protocol):
-    """What the client needs of a limiter (the token bucket, or the Redis one)."""
+    """What the client needs of a limiter (the token bucket, or the Redis one).
+
+    The first four members are what every request uses. The last three let the client
+    ask more of a limiter without knowing its type: how many tokens it holds now (the
+    gate keeps polling behind announced creations by it), whether it takes a limit the
+    service announces, and which rate-limit headers it reads. A limiter written against
+    the first four only still works: :func:`spare_tokens_of`, :func:`adopt_into` and
+    :func:`observes_every_header` answer for it as "cannot count", "keeps its limit"
+    and "every header".
+    """
 
     @property
     def rate(self) -> RateLimit:
@@ -169,6 +183,39 @@ class Limiter(Protocol):
     def pause(self, seconds: float) -> None:
         """Hold every request for ``seconds`` (after a 429)."""
         ...
+
+    def spare(self) -> float | None:
+        """The tokens on hand now, or None where this process cannot count them (a
+        limiter shared through Redis counts on the server)."""
+        ...
+
+    def adopt(self, rate: RateLimit) -> bool:
+        """Take a limit the service announced (``X-RateLimit-Limit``); False where
+        this limiter keeps the one it was given."""
+        ...
+
+    @property
+    def observes_every_header(self) -> bool:
+        """True: :meth:`observe` is handed every field of every response. False: it
+        reads ``reset_after`` only when none remain, so the caller parses ``Date`` and
+        ``X-RateLimit-Reset`` only then (the hot path of a busy client)."""
+        ...
+
+
+def spare_tokens_of(limiter: Limiter) -> Callable[[], float | None] | None:
+    """How to count ``limiter``'s tokens on hand, or None for a limiter that cannot."""
+    return getattr(limiter, "spare", None)
+
+
+def adopt_into(limiter: Limiter, rate: RateLimit) -> bool:
+    """Hand ``limiter`` an announced limit; False when it keeps its own (or cannot take one)."""
+    adopt = getattr(limiter, "adopt", None)
+    return bool(adopt(rate)) if adopt is not None else False
+
+
+def observes_every_header(limiter: Limiter) -> bool:
+    """Whether ``limiter`` is handed every rate-limit field of every response."""
+    return bool(getattr(limiter, "observes_every_header", True))
 
 
 class TokenBucket:
@@ -188,7 +235,7 @@ class TokenBucket:
         self,
         rate: RateLimit,
         *,
-        clock: Clock = SYSTEM_CLOCK.monotonic,
+        clock: Monotonic = SYSTEM_CLOCK.monotonic,
         sleep: Sleep = SYSTEM_CLOCK.sleep,
     ) -> None:
         self._clock = clock
@@ -219,6 +266,21 @@ class TokenBucket:
         """Tokens available now (after refill)."""
         self._refill()
         return self._tokens
+
+    def spare(self) -> float:
+        """The tokens on hand now (see :attr:`tokens`)."""
+        return self.tokens
+
+    def adopt(self, rate: RateLimit) -> bool:
+        """Take an announced limit (:meth:`set_rate`); the bucket always does."""
+        self.set_rate(rate)
+        return True
+
+    @property
+    def observes_every_header(self) -> bool:
+        """False: the bucket reads ``reset_after`` only when none remain. A subclass may
+        read more in :meth:`observe`, so it is handed every header."""
+        return type(self) is not TokenBucket
 
     def set_rate(self, rate: RateLimit) -> None:
         """Change the limit (e.g. learnt from X-RateLimit-Limit); tokens carry over."""

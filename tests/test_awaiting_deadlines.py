@@ -6,7 +6,8 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-from asyncclient.awaiting.deadlines import _Timer
+from asyncclient.awaiting.deadlines import _Timer, end, start
+from tests.virtual_time import VirtualTime
 
 
 class _Handle:
@@ -80,3 +81,20 @@ def test_a_later_deadline_keeps_the_earlier_handle(monkeypatch: Any) -> None:
     assert loop.armed == [5.0]
     t.start(1.0)  # an earlier one re-arms
     assert loop.armed == [1.0]
+
+
+async def test_deadlines_move_with_the_clock_they_are_given() -> None:
+    """A client on virtual time times its waits out on that time, not the loop's."""
+    time = VirtualTime()
+    clock = time.as_clock()
+    expiry = start(5.0, clock)
+    waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    expiry.waiter = waiter
+    await time.advance(4.9)
+    assert not expiry.expired and not waiter.done()
+    await time.advance(0.1)
+    assert expiry.expired and waiter.done()
+    ended = start(1.0, clock)
+    end(ended, clock)  # the last wait ended: the timer's sleeper is called off
+    await time.advance(2.0)
+    assert not ended.expired and time._heap == []

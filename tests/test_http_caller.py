@@ -31,9 +31,10 @@ from asyncclient.errors import (
 )
 from asyncclient.http import headers as _headers
 from asyncclient.http.caller import Caller
+from asyncclient.http.gate import Gate
 from asyncclient.http.protocol import Request, Response, parse_rate_limit
 from asyncclient.models import TalkingAvatarRequest
-from asyncclient.ratelimit import Plan, RateLimit, TokenBucket, plan_for_limit
+from asyncclient.ratelimit import Plan, RateLimit, TokenBucket, plan_for_limit, spare_tokens_of
 from asyncclient.retry import RetryPolicy
 from tests.virtual_time import FastForward
 
@@ -468,6 +469,62 @@ async def test_another_limiter_still_gets_every_header_of_every_response() -> No
     await caller.call("GET", "/v1/video/v1")
     await caller.call("GET", "/v1/video/v1")
     assert limiter.observed == [(7, 12.0), (None, None)]
+
+
+class CountingLimiter(RecordingLimiter):
+    """A limiter of one's own that tells its spare tokens and takes announced limits."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.adopted: list[RateLimit] = []
+
+    def spare(self) -> float:
+        return 0.5
+
+    def adopt(self, rate: RateLimit) -> bool:
+        self.adopted.append(rate)
+        self.rate = rate
+        return True
+
+    @property
+    def observes_every_header(self) -> bool:
+        return False
+
+
+async def test_a_limiter_is_asked_through_its_protocol_not_its_type() -> None:
+    """Any limiter that can count its tokens and take a limit is treated as the bucket is:
+    the announced limit is adopted, only what can change it is read, and the gate counts
+    its spare tokens (issue "Walls for the wings": seams by protocol)."""
+    clock = FastForward(100.0)
+    limiter = CountingLimiter()
+    reply = answer(
+        200,
+        X_RateLimit_Limit="300",
+        X_RateLimit_Remaining="7",
+        X_RateLimit_Reset=str(DATE_TS + 12),
+        Date=DATE,
+    )
+    caller = Caller(
+        FakeSender(clock, reply),
+        limiter=limiter,
+        clock=clock,
+        adopt_limit=True,
+        gate=Gate(spare=spare_tokens_of(limiter)),
+    )
+    await caller.call("GET", "/v1/video/v1")
+    assert [r.per_minute for r in limiter.adopted] == [300]
+    assert limiter.observed == [(7, None)]  # reset_after is read only once none remain
+    caller.gate.expect(1)
+    assert caller.gate.held()  # 0.5 spare tokens do not cover one announced creation
+
+
+async def test_a_limiter_without_the_optional_members_keeps_its_limit() -> None:
+    clock = FastForward(100.0)
+    limiter = RecordingLimiter()
+    reply = answer(200, X_RateLimit_Limit="300", X_RateLimit_Remaining="7")
+    caller = Caller(FakeSender(clock, reply), limiter=limiter, clock=clock, adopt_limit=True)
+    await caller.call("GET", "/v1/video/v1")
+    assert limiter.rate == Plan.PREMIUM.rate_limit and spare_tokens_of(limiter) is None
 
 
 async def test_each_attempt_is_logged_at_debug_with_its_status(

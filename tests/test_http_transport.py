@@ -16,8 +16,9 @@ import pytest
 from aiohttp import web
 
 from asyncclient.errors import APIConnectionError, APITimeoutError
+from asyncclient.http.attempts import Attempt, Deadlines
 from asyncclient.http.protocol import Request, build_request
-from asyncclient.http.transport import _SENDING, AiohttpTransport, Timeouts, _Attempt, _Deadlines
+from asyncclient.http.transport import _SENDING, AiohttpTransport, Timeouts
 from tests.conftest import Serve
 
 KEY = "sk-transport-key-789"
@@ -500,8 +501,8 @@ async def test_read_runs_only_once_the_request_is_written() -> None:
     # keeps that), read does not run; once written, it does.
     loop = asyncio.get_running_loop()
     waiting = asyncio.create_task(asyncio.sleep(10))
-    watch = _Deadlines(loop)
-    attempt = _Attempt(waiting, math.inf, 0.05)
+    watch = Deadlines(loop)
+    attempt = Attempt(waiting, math.inf, 0.05)
     watch.add(attempt, loop.time() + 0.05)
     try:
         await asyncio.sleep(0.15)

@@ -68,6 +68,7 @@ from asyncclient.models import (
     VisualPreset,
 )
 from asyncclient.retry import RetryPolicy
+from tests.virtual_time import FastForward
 from tests.wire import Reply as CallbackResult
 from tests.wire import mocked as aioresponses
 
@@ -1559,3 +1560,18 @@ async def test_every_creation_body_is_null_free(client: AsyncClient, wire: Wire)
         "voiceId": "v",
         "caption": {"preset": "classic"},
     }
+
+
+class YearAhead(FastForward):
+    """A clock whose wall-clock time is a year ahead of the real one."""
+
+    def now(self) -> datetime:
+        return datetime.now(timezone.utc) + timedelta(days=365)
+
+
+async def test_a_schedule_is_checked_against_the_clients_clock(mock: aioresponses) -> None:
+    """Spec 4.12's "in the future" is read on the clock given to the client."""
+    async with AsyncClient(api_key=API_KEY, base_url=BASE, clock=YearAhead()) as c:
+        with pytest.raises(ValidationError, match="scheduledDateTime"):
+            await c.schedule.create("vid_7f3a91c2", "int_videosite_1", in_a_day())
+    assert mock.requests == {}  # refused before any request

@@ -31,6 +31,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from asyncclient.errors import ValidationError
+from asyncclient.http.prepared import prepare_creation
 from asyncclient.models.common import (
     AdSettings,
     Audio,
@@ -85,7 +86,6 @@ from asyncclient.models.scenes import (
     VideoScene,
 )
 from asyncclient.resources.integrations import Integrations
-from asyncclient.resources.prepared import prepare_creation
 from asyncclient.resources.schedule import Schedule
 from asyncclient.resources.social import Social
 from asyncclient.resources.templates import Templates

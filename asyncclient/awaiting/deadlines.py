@@ -9,6 +9,10 @@ entry is marked expired and the future the job waits on is woken, and the job's
 ``wait`` raises :class:`~asyncclient.errors.JobTimeoutError`. Entries of waits that
 ended early are dropped lazily, and the heap is compacted as soon as they are most of
 it (amortised, a constant cost per wait).
+
+Deadlines are read on the client's :class:`~asyncclient._clock.Clock` (one timer per
+loop and clock): on the real clock the timer is the loop's own timer handle; on a
+test's virtual time it sleeps on that clock, so a wait's timeout moves with it.
 """
 
 from __future__ import annotations
@@ -16,6 +20,8 @@ from __future__ import annotations
 import asyncio
 import heapq
 import weakref
+
+from asyncclient._clock import SYSTEM_CLOCK, Cancellable, Clock, Timers, timers_of
 
 __all__ = ["Expiry", "end", "start"]
 
@@ -41,17 +47,17 @@ class Expiry:
 
 
 class _Timer:
-    __slots__ = ("__weakref__", "_at", "_handle", "_heap", "_idle", "_loop")
+    __slots__ = ("__weakref__", "_at", "_handle", "_heap", "_idle", "_timers")
 
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self._loop = loop
+    def __init__(self, timers: Timers) -> None:
+        self._timers = timers
         self._heap: list[Expiry] = []
-        self._handle: asyncio.TimerHandle | None = None
+        self._handle: Cancellable | None = None
         self._at = 0.0
         self._idle = 0  # entries whose wait ended (dropped lazily)
 
     def start(self, delay: float) -> Expiry:
-        when = self._loop.time() + max(0.0, delay)
+        when = self._timers.time() + max(0.0, delay)
         expiry = Expiry(when)
         if self._idle > 64 and self._idle * 2 > len(self._heap):
             self._compact()
@@ -64,7 +70,13 @@ class _Timer:
         if expiry.active:
             expiry.cancel()
             self._idle += 1
-            if self._idle > 64 and self._idle * 2 > len(self._heap):
+            if self._idle == len(self._heap):  # no wait left: nothing to wake
+                self._heap.clear()
+                self._idle = 0
+                if self._handle is not None:
+                    self._handle.cancel()
+                    self._handle = None
+            elif self._idle > 64 and self._idle * 2 > len(self._heap):
                 self._compact()  # most waits ended: give their entries back now
 
     def _compact(self) -> None:
@@ -76,11 +88,11 @@ class _Timer:
         if self._handle is not None:
             self._handle.cancel()
         self._at = when
-        self._handle = self._loop.call_at(when, self._fire)
+        self._handle = self._timers.call_at(when, self._fire)
 
     def _fire(self) -> None:
         self._handle = None
-        now = self._loop.time()
+        now = self._timers.time()
         heap = self._heap
         while heap and heap[0].when <= now:
             expiry = heapq.heappop(heap)
@@ -96,25 +108,29 @@ class _Timer:
             self._arm(heap[0].when)
 
 
-_TIMERS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Timer] = (
+_TIMERS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[int, _Timer]] = (
     weakref.WeakKeyDictionary()
 )
+"""The shared timers of each loop, by the clock's identity (a timer keeps its clock)."""
 
 
-def _timer() -> _Timer:
+def _timer(clock: Clock) -> _Timer:
     loop = asyncio.get_running_loop()
-    timer = _TIMERS.get(loop)
+    timers = _TIMERS.get(loop)
+    if timers is None:
+        timers = _TIMERS[loop] = {}
+    timer = timers.get(id(clock))
     if timer is None:
-        timer = _TIMERS[loop] = _Timer(loop)
+        timer = timers[id(clock)] = _Timer(timers_of(clock))
     return timer
 
 
-def start(delay: float) -> Expiry:
-    """A deadline ``delay`` seconds from now on the running loop's shared timer."""
-    return _timer().start(delay)
+def start(delay: float, clock: Clock = SYSTEM_CLOCK) -> Expiry:
+    """A deadline ``delay`` seconds from now on ``clock``, on the loop's shared timer."""
+    return _timer(clock).start(delay)
 
 
-def end(expiry: Expiry) -> None:
+def end(expiry: Expiry, clock: Clock = SYSTEM_CLOCK) -> None:
     """The wait ended (done, failed or cancelled) before or at its deadline."""
     if expiry.active:
-        _timer().ended(expiry)
+        _timer(clock).ended(expiry)

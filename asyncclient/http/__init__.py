@@ -1,12 +1,15 @@
 """The request path: one way for every request to go out and its answer to come back.
 
 Owns: the sans-I/O protocol (``protocol``: build a request, decode status, headers and
-body or raise), the service's headers (``headers``), the aiohttp transport
-(``transport``, the one module of the core that imports aiohttp's client), streamed
+body or raise), the service's headers (``headers``), a creation checked and built once
+(``prepared``), the aiohttp transport (``transport``, the one module of the core that
+imports aiohttp's client) with its I/O deadlines on loop time (``attempts``), streamed
 downloads over it (``download``), the caller (``caller``: build, limiter, retry,
-transport, decode, follow the rate-limit headers), the gate that lets polling keep a
-share of the rate (``gate``) and the optional OpenTelemetry spans (``tracing``).
+transport, decode, follow the rate-limit headers), the gate that lets submissions come
+before polling (``gate``), the optional OpenTelemetry spans (``tracing``) and the checks
+of the service's address and a notification URL (``urls``).
 
-May import: ``errors``, ``models``, ``validation``, ``_convert``, ``_clock``, ``ratelimit``
-and ``retry``. Knows nothing of resources, jobs, batches, the fleet or the faces.
+May import: ``errors``, ``models``, ``validation``, ``_convert``, ``_clock``, ``_states``,
+``ratelimit`` and ``retry``. Knows nothing of resources, jobs, batches, the fleet or the
+faces.
 """

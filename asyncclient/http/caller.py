@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import time
 from collections.abc import Coroutine, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -28,7 +27,13 @@ from asyncclient.http.protocol import (
 from asyncclient.http.tracing import client_kind as otel_client_kind
 from asyncclient.http.tracing import mark_error as otel_mark_error
 from asyncclient.http.tracing import tracer as otel_tracer
-from asyncclient.ratelimit import Limiter, RateLimit, TokenBucket, plan_for_limit
+from asyncclient.ratelimit import (
+    Limiter,
+    RateLimit,
+    adopt_into,
+    observes_every_header,
+    plan_for_limit,
+)
 from asyncclient.retry import RetryPolicy, is_ambiguous
 
 if TYPE_CHECKING:  # annotations only: the creation models load when a creation is made
@@ -233,7 +238,7 @@ class Caller:
         """One attempt, with its DEBUG line: method, path, status, time, attempt, the time
         spent waiting for the limiter and the service's request id (never the key). The
         same values travel as the record's attributes (``extra``) for structured logs."""
-        started = time.perf_counter()  # the log line's duration, not pacing
+        started = self.clock.monotonic()  # the log line's duration, on the client's clock
         status: int | str = "error"
         request_id: str | None = None
         try:
@@ -247,7 +252,7 @@ class Caller:
                 status = type(exc).__name__
             raise
         finally:
-            elapsed = (time.perf_counter() - started) * 1000
+            elapsed = (self.clock.monotonic() - started) * 1000
             logger.debug(
                 "%s %s -> %s in %.1f ms (attempt %d, %.1f ms waiting for the limiter%s)",
                 request.method,
@@ -271,48 +276,50 @@ class Caller:
     def _follow_headers(self, headers: Mapping[str, str]) -> None:
         """Take the rate-limit headers in; never raises (a paid creation keeps its answer).
 
-        With the token bucket, only what can change it is parsed: the limit when its
-        text (or the bucket's rate) changed since the last response, the remaining
-        count always (a plain integer), and ``Date`` and ``X-RateLimit-Reset`` only
-        once none remain (the bucket reads them then only). The bucket ends up as
-        :func:`parse_rate_limit` read in full would leave it. Any other limiter (a
-        subclass too) gets every field of every response, as before.
+        A limiter that reads ``reset_after`` only once none remain (the token bucket:
+        :attr:`Limiter.observes_every_header` is False) has only what can change it
+        parsed: the limit when its text (or the limiter's rate) changed since the last
+        response, the remaining count always (a plain integer), and ``Date`` and
+        ``X-RateLimit-Reset`` only once none remain. It ends up as
+        :func:`parse_rate_limit` read in full would leave it. Any other limiter gets
+        every field of every response.
         """
         try:
-            bucket = self.limiter
-            if type(bucket) is not TokenBucket:  # a subclass may read more in observe()
+            limiter = self.limiter
+            if observes_every_header(limiter):
                 info = parse_rate_limit(headers)
                 self._adopt(info.limit)
-                bucket.observe(info.remaining, info.reset_after)
+                limiter.observe(info.remaining, info.reset_after)
                 return
             limit = headers.get("X-RateLimit-Limit")
-            rate = bucket.rate
+            rate = limiter.rate
             if limit is not None and (limit != self._limit_text or rate is not self._limit_rate):
                 self._adopt(parse_limit(limit))
-                self._limit_text, self._limit_rate = limit, bucket.rate  # after any adoption
+                self._limit_text, self._limit_rate = limit, limiter.rate  # after any adoption
             remaining = parse_remaining(headers.get("X-RateLimit-Remaining"))
             if remaining is not None:
-                bucket.observe(remaining, parse_reset_after(headers) if remaining <= 0 else None)
+                limiter.observe(remaining, parse_reset_after(headers) if remaining <= 0 else None)
         except Exception:  # the parsers are total; this guards a bug, not the service
             logger.warning("rate-limit headers not followed", exc_info=True)
 
     def _adopt(self, limit: int | None) -> None:
-        """Follow ``X-RateLimit-Limit``: always when it is lower than the bucket's."""
-        bucket = self.limiter if isinstance(self.limiter, TokenBucket) else None
-        if bucket is None or not limit or limit <= 0 or limit == bucket.rate.per_minute:
+        """Follow ``X-RateLimit-Limit``: always when it is lower than the limiter's, and
+        when higher only if no plan was given; a limiter may keep its own limit."""
+        configured = self.limiter.rate.per_minute
+        if not limit or limit <= 0 or limit == configured:
             return
-        if not self._adopt_limit:
-            if limit > bucket.rate.per_minute:
-                return  # a configured plan is never raised by a header
-            if not self._warned_limit:
-                self._warned_limit = True
-                logger.warning(
-                    "the service allows %d requests a minute, fewer than the configured %g: "
-                    "following the service (check the plan given to the client)",
-                    limit,
-                    bucket.rate.per_minute,
-                )
-        bucket.set_rate(plan_for_limit(limit))
+        if not self._adopt_limit and limit > configured:
+            return  # a configured plan is never raised by a header
+        if not adopt_into(self.limiter, plan_for_limit(limit)):
+            return
+        if not self._adopt_limit and not self._warned_limit:
+            self._warned_limit = True
+            logger.warning(
+                "the service allows %d requests a minute, fewer than the configured %g: "
+                "following the service (check the plan given to the client)",
+                limit,
+                configured,
+            )
 
 
 def _ambiguous(

@@ -14,21 +14,30 @@ import contextlib
 import json
 import os
 from collections.abc import Awaitable, Callable, Mapping
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 from asyncclient.errors import APIResponseValidationError, APIStatusError, status_error_class
-from asyncclient.http.transport import AiohttpTransport, Stream, redact_url
+from asyncclient.http.protocol import Stream, redact_url
 from asyncclient.models.enums import VideoStatus
 from asyncclient.models.videos import Video
 
-__all__ = ["Progress", "download_video", "target_path"]
+__all__ = ["FileSource", "Progress", "download_video", "target_path"]
 
 Progress = Callable[[int, int | None], None]
 """``progress(bytes_done, total_or_None)``, called after each chunk is written."""
 
 _REFRESH_STATUSES = (403, 404)  # an expired signature (spec 2.3: 24 hours) or a moved file
 _ERROR_BODY_LIMIT = 4096
+
+
+class FileSource(Protocol):
+    """What streams a file URL: the transport's ``stream_get`` (no API key, no limiter)."""
+
+    def stream_get(self, url: str, *, chunk_size: int = ...) -> AbstractAsyncContextManager[Stream]:
+        """Open a GET of ``url``; its body comes chunk by chunk."""
+        ...
 
 
 class _Refresh(Exception):
@@ -82,7 +91,7 @@ def _url_of(video: Video) -> str:
 
 async def download_video(
     read: Callable[[str], Awaitable[Video]],
-    transport: AiohttpTransport,
+    transport: FileSource,
     video: str | Video,
     path: str | os.PathLike[str],
     *,
@@ -126,7 +135,7 @@ async def download_video(
 
 
 async def _fetch(
-    transport: AiohttpTransport,
+    transport: FileSource,
     video: Video,
     target: Path,
     progress: Progress | None,

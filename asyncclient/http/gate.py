@@ -27,13 +27,14 @@ class Gate:
     """Counts foreground work; background work takes its turn when none needs the tokens.
 
     Args:
-        spare: The limiter's tokens now (the token bucket's ``tokens``), to tell
-            whether announced creations leave one over; ``None`` when unknown.
+        spare: The limiter's tokens now (:meth:`Limiter.spare`), to tell whether
+            announced creations leave one over; ``None``, or a count of ``None``, when
+            the limiter cannot count them.
     """
 
     __slots__ = ("_ahead", "_clear", "_spare", "_waiting")
 
-    def __init__(self, spare: Callable[[], float] | None = None) -> None:
+    def __init__(self, spare: Callable[[], float | None] | None = None) -> None:
         self._waiting = 0
         self._ahead = 0
         self._spare = spare
@@ -54,7 +55,8 @@ class Gate:
         if self._waiting:
             return True
         if self._ahead and self._spare is not None:
-            return self._spare() - self._ahead < 1.0
+            spare = self._spare()
+            return spare is not None and spare - self._ahead < 1.0
         return False
 
     @contextmanager

@@ -21,6 +21,10 @@ what can change its limiter, one header at a time (:func:`parse_limit`,
 :func:`parse_remaining`, :func:`parse_reset_after`): ``Date`` and
 ``X-RateLimit-Reset`` only once none remain. Each gives exactly the value
 :func:`parse_rate_limit` gives for its field.
+
+Dates here are the service's: an HTTP date is read against the response's own ``Date``,
+and only a response without one against the real clock (``SYSTEM_CLOCK``), whatever
+clock the client paces by: the service's dates are real time.
 """
 
 from __future__ import annotations
@@ -31,6 +35,8 @@ from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
 
 from attrs import frozen
+
+from asyncclient._clock import SYSTEM_CLOCK
 
 __all__ = [
     "MAX_LIMIT",
@@ -126,7 +132,7 @@ def parse_retry_after(value: str | None, *, now: datetime | None = None) -> floa
         when = _http_date(value)
         if when is None:
             return None
-        ref = now or datetime.now(timezone.utc)
+        ref = now or SYSTEM_CLOCK.now()
         if ref.tzinfo is None:
             ref = ref.replace(tzinfo=timezone.utc)
         seconds = (when - ref).total_seconds()
@@ -166,7 +172,7 @@ def _reset(headers: Mapping[str, str]) -> float | None:
 def _reset_after(reset: float | None, date: datetime | None) -> float | None:
     if reset is None:
         return None
-    reference = (date or datetime.now(timezone.utc)).timestamp()
+    reference = (date or SYSTEM_CLOCK.now()).timestamp()
     return min(MAX_RESET_AFTER, max(0.0, reset - reference))
 
 

@@ -16,10 +16,11 @@ import enum
 import json
 import re
 from array import array
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from itertools import accumulate
 from types import MappingProxyType
 from typing import Any
+from urllib.parse import urlsplit
 
 from attrs import field, frozen
 
@@ -40,10 +41,12 @@ __all__ = [
     "RateLimitInfo",
     "Request",
     "Response",
+    "Stream",
     "build_request",
     "decode_envelope",
     "parse_rate_limit",
     "parse_retry_after",
+    "redact_url",
     "response_of",
 ]
 
@@ -405,3 +408,24 @@ def decode_envelope(
     envelope.method, envelope.path = request.method, request.path
     envelope.status, envelope.raw = response.status, response.body
     return envelope
+
+
+@frozen
+class Stream:
+    """An open response of a transport's ``stream_get`` (a signed file URL, spec 2.3).
+
+    Attributes:
+        status: The HTTP status (after redirects).
+        headers: The response headers (a case-insensitive mapping).
+        chunks: The body, chunk by chunk; aiohttp errors come out as ours.
+    """
+
+    status: int
+    headers: Mapping[str, str]
+    chunks: AsyncIterator[bytes]
+
+
+def redact_url(url: str) -> str:
+    """``url`` without its query (a signature) or fragment, for error messages."""
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}{parts.path}"

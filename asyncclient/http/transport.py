@@ -12,7 +12,8 @@ the session's request class (:class:`_TrackedRequest`, through aiohttp's
 request. aiohttp's own connection code and its ``connect`` timeout are used as is.
 
 The ``total`` and ``read`` timeouts of :meth:`AiohttpTransport.send` are kept by one
-loop timer per transport for every attempt in flight (:class:`_Deadlines`),
+loop timer per transport for every attempt in flight (``attempts.Deadlines``, on loop
+time: they are I/O deadlines),
 not by aiohttp's three timers an attempt, which cost a request about as much CPU as
 the rest of the SDK's own code. An attempt past a deadline is cancelled and the
 cancellation becomes :class:`~asyncclient.errors.APITimeoutError`, as aiohttp and
@@ -28,10 +29,11 @@ import asyncio
 import contextlib
 import contextvars
 import math
+import os
 import ssl
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping
-from typing import Any
-from urllib.parse import urlsplit
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import aiohttp
 from aiohttp.connector import Connection
@@ -39,7 +41,18 @@ from attrs import frozen
 from multidict import CIMultiDict, CIMultiDictProxy
 
 from asyncclient.errors import APIConnectionError, APITimeoutError
-from asyncclient.http.protocol import JSON_HEADERS, Request, Response, response_of
+from asyncclient.http.attempts import Attempt, Deadlines, seconds_of, timed_out
+from asyncclient.http.protocol import (
+    JSON_HEADERS,
+    Request,
+    Response,
+    Stream,
+    redact_url,
+    response_of,
+)
+
+if TYPE_CHECKING:
+    from asyncclient.models.videos import Video
 
 __all__ = ["AiohttpTransport", "ClientSession", "Stream", "Timeouts", "redact_url"]
 
@@ -65,137 +78,7 @@ class Timeouts:
         return aiohttp.ClientTimeout(total=self.total, connect=self.connect, sock_read=self.read)
 
 
-@frozen
-class Stream:
-    """An open response of :meth:`AiohttpTransport.stream_get`.
-
-    Attributes:
-        status: The HTTP status (after redirects).
-        headers: The response headers (a case-insensitive mapping).
-        chunks: The body, chunk by chunk; aiohttp errors come out as ours.
-    """
-
-    status: int
-    headers: Mapping[str, str]
-    chunks: AsyncIterator[bytes]
-
-
-def redact_url(url: str) -> str:
-    """``url`` without its query (a signature) or fragment, for error messages."""
-    parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc}{parts.path}"
-
-
-class _Attempt:
-    """One attempt in flight: whether it started going out, and when it is out of time.
-
-    ``due`` is when its ``total`` runs out (``inf``: never); ``read`` is the ``read``
-    timeout (``0.0``: none), whose deadline ``read_at`` restarts when the request is
-    written, when the response's head is in and at each chunk of the body.
-    """
-
-    __slots__ = ("cancelling", "due", "expired", "read", "read_at", "sent", "task")
-
-    def __init__(self, task: asyncio.Task[Any] | None, due: float, read: float) -> None:
-        self.sent = False
-        self.task = task
-        self.due = due
-        self.read = read
-        self.read_at = math.inf  # the read timer runs once the request is written
-        self.expired = False
-        self.cancelling = 0
-
-    def started_sending(self) -> None:
-        self.sent = True
-        if self.read:
-            self.read_at = self.task.get_loop().time() + self.read if self.task else math.inf
-
-    def received(self, now: float) -> None:
-        """Bytes of the response came: the read timer starts again."""
-        if self.read:
-            self.read_at = now + self.read
-
-    def deadline(self, now: float) -> float:
-        """When it runs out of time, or a time not after that (while it is not sent yet)."""
-        if self.read and not self.sent:
-            return min(self.due, now + self.read)  # the read timer cannot end sooner
-        return min(self.due, self.read_at)
-
-
-class _Deadlines:
-    """The deadlines of one transport's attempts in flight, watched by one loop timer.
-
-    The timer is set for the nearest deadline an attempt may have when it comes in
-    (with the transport's timeouts that is never nearer than the one already set); an
-    attempt that ends just leaves. When the timer fires, the attempts out of time are
-    cancelled (:meth:`AiohttpTransport.send` makes that a timeout) and the timer is set
-    for the nearest deadline of the others: about once a ``read`` or ``total`` while
-    requests come and go, whatever their number.
-    """
-
-    __slots__ = ("_at", "_attempts", "_handle", "_loop")
-
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self._loop = loop
-        self._attempts: dict[_Attempt, None] = {}
-        self._handle: asyncio.TimerHandle | None = None
-        self._at = math.inf
-
-    def add(self, state: _Attempt, earliest: float) -> None:
-        self._attempts[state] = None
-        if earliest < self._at:
-            self._arm(earliest)
-
-    def discard(self, state: _Attempt) -> None:
-        self._attempts.pop(state, None)
-
-    def _arm(self, at: float) -> None:
-        if self._handle is not None:
-            self._handle.cancel()
-        self._at = at
-        self._handle = self._loop.call_at(at, self._fire) if at < math.inf else None
-
-    def _fire(self) -> None:
-        self._handle, self._at = None, math.inf
-        now = self._loop.time()
-        nearest = math.inf
-        for state in list(self._attempts):
-            at = state.deadline(now)
-            if at > now:
-                nearest = min(nearest, at)
-                continue
-            del self._attempts[state]
-            if state.task is not None and not state.task.done():
-                state.expired = True
-                state.task.cancel()
-        if nearest < math.inf:
-            self._arm(nearest)
-
-    def time(self) -> float:
-        return self._loop.time()
-
-    def close(self) -> None:
-        self._arm(math.inf)
-        self._attempts.clear()
-
-
-def _seconds(limit: float | None) -> float:
-    """A timeout in seconds; ``0.0`` for none (``None`` or not positive, as aiohttp reads it)."""
-    return limit if limit is not None and limit > 0 else 0.0
-
-
-def _timed_out(state: _Attempt) -> bool:
-    """Whether a cancellation of the attempt is its own timeout (not the caller's cancel)."""
-    if not state.expired:
-        return False
-    uncancel = getattr(state.task, "uncancel", None)  # 3.11+, or a task class that has it
-    if uncancel is not None:
-        # As asyncio.timeout: take our cancel back; one from elsewhere too is theirs.
-        return bool(uncancel() <= state.cancelling)
-    return True
-
-
-_SENDING: contextvars.ContextVar[_Attempt | None] = contextvars.ContextVar(
+_SENDING: contextvars.ContextVar[Attempt | None] = contextvars.ContextVar(
     "asyncclient_sending", default=None
 )
 """The state of the request the current task is sending (set around ``session.request``)."""
@@ -239,7 +122,7 @@ class AiohttpTransport:
         self._owns_session = session is None
         self._timeouts = timeouts or Timeouts()
         self._connect_timeout = _connect_only(self._timeouts)
-        self._deadlines: _Deadlines | None = None  # made in the running loop, on first use
+        self._deadlines: Deadlines | None = None  # made in the running loop, on first use
         self._ssl = ssl_context
         self._user_agent = user_agent
         self._closed = False
@@ -284,7 +167,7 @@ class AiohttpTransport:
         given = request.headers
         headers = self._json_headers if given is JSON_HEADERS else self._headers(given)
         limits = self._timeouts if timeouts is None else timeouts
-        total, read = _seconds(limits.total), _seconds(limits.read)
+        total, read = seconds_of(limits.total), seconds_of(limits.read)
         state = self._start(total, read)
         token = _SENDING.set(state)
         try:
@@ -301,7 +184,7 @@ class AiohttpTransport:
                 return response_of(resp.status, resp.headers, body)
         except (asyncio.CancelledError, asyncio.TimeoutError, aiohttp.ClientError) as exc:
             sent = self._sent(state)
-            if _timed_out(state):  # our cancel, whatever aiohttp made of it
+            if timed_out(state):  # our cancel, whatever aiohttp made of it
                 raise APITimeoutError(
                     "request timed out", method=request.method, path=request.path, request_sent=sent
                 ) from None
@@ -315,28 +198,28 @@ class AiohttpTransport:
             if self._deadlines is not None:
                 self._deadlines.discard(state)
 
-    def _aiohttp_timeout(self, state: _Attempt, timeouts: Timeouts | None) -> aiohttp.ClientTimeout:
+    def _aiohttp_timeout(self, state: Attempt, timeouts: Timeouts | None) -> aiohttp.ClientTimeout:
         """What aiohttp is to time: ``connect``, or all of it for an attempt we do not watch."""
         if state.task is None:
             return (timeouts or self._timeouts).to_aiohttp()
         return self._connect_timeout if timeouts is None else _connect_only(timeouts)
 
-    def _start(self, total: float, read: float) -> _Attempt:
+    def _start(self, total: float, read: float) -> Attempt:
         """The state of a new attempt, its deadlines watched (when it has any).
 
         A caller's session has aiohttp's own request class, which does not say when the
         request is written (when ``read`` starts): aiohttp then keeps every timeout.
         """
         if not (total or read) or not self._owns_session:
-            return _Attempt(None, math.inf, 0.0)
+            return Attempt(None, math.inf, 0.0)
         task = asyncio.current_task()
         watch = self._deadlines
         if watch is None:
-            watch = self._deadlines = _Deadlines(asyncio.get_running_loop())
+            watch = self._deadlines = Deadlines(asyncio.get_running_loop())
         now = watch.time()
-        state = _Attempt(task, now + total if total else math.inf, read)
+        state = Attempt(task, now + total if total else math.inf, read)
         if task is not None:
-            cancelling = getattr(task, "cancelling", None)  # as _timed_out reads it
+            cancelling = getattr(task, "cancelling", None)  # as timed_out reads it
             if cancelling is not None:
                 state.cancelling = cancelling()
             watch.add(state, now + min(total or math.inf, read or math.inf))
@@ -386,9 +269,26 @@ class AiohttpTransport:
         except (asyncio.TimeoutError, aiohttp.ClientError) as exc:
             raise _connection_error(exc, method="GET", path=where) from exc
 
-    def _sent(self, state: _Attempt) -> bool:
+    def _sent(self, state: Attempt) -> bool:
         # A caller's session has aiohttp's own request class: we cannot know, assume sent.
         return state.sent if self._owns_session else True
+
+    async def download_video(
+        self,
+        read: Callable[[str], Awaitable[Video]],
+        video: str | Video,
+        path: str | os.PathLike[str],
+        *,
+        progress: Callable[[int, int | None], None] | None = None,
+        chunk_size: int = 64 * 1024,
+    ) -> Path:
+        """Download a video's signed file URL to ``path`` on this session (the
+        ``Downloads`` that ``client.videos`` takes); see ``client.videos.download``."""
+        from asyncclient.http.download import download_video  # loads on the first download
+
+        return await download_video(
+            read, self, video, path, progress=progress, chunk_size=chunk_size
+        )
 
     async def aclose(self) -> None:
         """Close the session if we created it; a caller's session is left open."""
@@ -438,7 +338,7 @@ def _connect_only(timeouts: Timeouts) -> aiohttp.ClientTimeout:
     return aiohttp.ClientTimeout(total=None, connect=timeouts.connect, sock_read=None)
 
 
-async def _read_body(resp: aiohttp.ClientResponse, state: _Attempt) -> bytes:
+async def _read_body(resp: aiohttp.ClientResponse, state: Attempt) -> bytes:
     """The whole body, the read timer started again at the head and at each chunk."""
     content = resp.content
     if state.read:

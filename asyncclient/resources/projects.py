@@ -43,7 +43,7 @@ from asyncclient.resources._creation import created_from_envelope, find_created
 from asyncclient.resources.videos import Videos
 
 if TYPE_CHECKING:
-    from asyncclient.resources.prepared import PreparedCreation
+    from asyncclient.http.prepared import PreparedCreation
 
 __all__ = ["Projects"]
 
@@ -77,7 +77,7 @@ class Projects(Resource):
             InsufficientCreditsError: The balance does not cover it.
             AmbiguousCreationError: It may or may not have been created (not resent).
         """
-        from asyncclient.resources.prepared import prepare_creation  # the rules load on first use
+        from asyncclient.http.prepared import prepare_creation  # the rules load on first use
 
         if self._webhook is not None and request.webhook is None:
             request = attrs.evolve(request, webhook=self._webhook)

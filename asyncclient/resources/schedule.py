@@ -71,11 +71,12 @@ class Schedule(Resource):
             scheduled_date_time=scheduled_at,
             platform_data=platform_data,
         )
-        validate(request)  # all platform-independent rules before any request
+        now = self._caller.clock.now()  # spec 4.12: in the future by the client's clock
+        validate(request, now=now)  # all platform-independent rules before any request
         if platform_data is not None and platform is None:
             platform = await self._platform_of(integration_id)
         if platform is not None:
-            validate(request, platform=platform)
+            validate(request, now=now, platform=platform)
         envelope = await self._caller.call("POST", request.PATH, json=unstructure(request))
         return decode_or_raise(envelope.get("data"), ScheduledPostCreated, envelope)
 

@@ -4,19 +4,36 @@ from __future__ import annotations
 
 import os
 import pathlib
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from typing import Protocol
 
 from asyncclient.http.caller import Caller
-from asyncclient.http.transport import AiohttpTransport
 from asyncclient.models.enums import ProjectType, VideoListStatus
 from asyncclient.models.pages import Page
 from asyncclient.models.videos import Video, VideoDetail
 from asyncclient.resources._base import AsyncPager, Resource, decode_or_raise, page_of
 from asyncclient.validation import check_enum, check_id, check_offset, check_page_size, raise_if
 
-__all__ = ["Videos"]
+__all__ = ["Downloads", "Videos"]
 
 _LIST = "/v1/video/list"
+
+
+class Downloads(Protocol):
+    """What fetches a video's signed file URL to disk (the client's transport does)."""
+
+    async def download_video(
+        self,
+        read: Callable[[str], Awaitable[Video]],
+        video: str | Video,
+        path: str | os.PathLike[str],
+        *,
+        progress: Callable[[int, int | None], None] | None = None,
+        chunk_size: int = 64 * 1024,
+    ) -> pathlib.Path:
+        """Download ``video`` to ``path``, reading its record by ``read`` when it has
+        no URL or the URL expired; see :meth:`Videos.download`."""
+        ...
 
 
 class Videos(Resource):
@@ -27,7 +44,7 @@ class Videos(Resource):
         files: Streams the signed file URLs of downloads (no API key, no rate limit).
     """
 
-    def __init__(self, caller: Caller, *, files: AiohttpTransport) -> None:
+    def __init__(self, caller: Caller, *, files: Downloads) -> None:
         super().__init__(caller)
         self._files = files
 
@@ -83,15 +100,8 @@ class Videos(Resource):
                 (nothing is left on disk).
             APIConnectionError: The download broke off (nothing is left on disk).
         """
-        from asyncclient.http.download import download_video  # loads on the first download
-
-        return await download_video(
-            self.get,
-            self._files,
-            video,
-            path,
-            progress=progress,
-            chunk_size=chunk_size,
+        return await self._files.download_video(
+            self.get, video, path, progress=progress, chunk_size=chunk_size
         )
 
     async def list_page(

@@ -12,14 +12,17 @@ Layout: ``_checks`` (generic checks and rule factories), ``_creation`` (spec 4.1
 dispatch table, :func:`problems` and :func:`validate`. Importing it loads only
 ``_checks`` (the path and query checks every resource uses); the request rules are
 imported when the first request is checked.
+
+May import: ``models``, ``errors``, ``_clock``.
 """
 
 from __future__ import annotations
 
 import functools
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import TYPE_CHECKING
 
+from asyncclient._clock import SYSTEM_CLOCK
 from asyncclient.models.enums import Platform
 from asyncclient.validation._checks import METADATA_MAX_BYTES as METADATA_MAX_BYTES
 from asyncclient.validation._checks import Rule as Rule
@@ -64,110 +67,11 @@ __all__ = [
 @functools.cache
 def _rules() -> dict[type, tuple[Rule, ...]]:
     """The table, built when the first request is checked (it imports every request rule)."""
-    from asyncclient.models.enums import MediaType
-    from asyncclient.models.requests import (
-        AddCaptionsRequest,
-        AnalyzeAccountRequest,
-        HookDemoRequest,
-        ProductAdsRequest,
-        ScenesRequest,
-        ScheduleRequest,
-        ScriptToVideoRequest,
-        SearchRequest,
-        TalkingAvatarRequest,
-        TemplateGenerationRequest,
-        UGCAdsRequest,
-        UGCVideoRequest,
-    )
-    from asyncclient.validation._checks import _enum, _flag, _media, _metadata, _text
-    from asyncclient.validation._creation import (
-        _AD_SETTINGS,
-        _ASPECT,
-        _AUDIO,
-        _AVATAR_ID,
-        _CAPTION,
-        _LIPSYNC,
-        _MEDIA_OPTIONAL,
-        _MUSIC_ID,
-        _PRODUCT_AD_SETTINGS,
-        _SCENES,
-        _SCRIPT,
-        _STICKERS,
-        _TAIL,
-        _TEXT_SETTINGS,
-        _UGC_ASPECT,
-        _UGC_CAPTION,
-        _VOICE_ID,
-        _VOICE_ID_OPTIONAL,
-        _WEBHOOK,
-        _gameplay,
-        _preset_settings,
-        _s2v_media,
-        _ugc_language,
-    )
-    from asyncclient.validation._schedule_social import (
-        _PLATFORM_DATA,
-        _SOCIAL_PLATFORM,
-        _search_limit,
-        _search_term,
-        _username,
-        _when,
-    )
-    from asyncclient.validation._template import _TEMPLATE_SCENES
+    from asyncclient.validation._creation import creation_rules
+    from asyncclient.validation._schedule_social import schedule_social_rules
+    from asyncclient.validation._template import template_rules
 
-    return {
-        UGCAdsRequest: (
-            _SCRIPT, _AVATAR_ID, _VOICE_ID_OPTIONAL,
-            _media(missing="at least 1 media item is required"),
-            _LIPSYNC, _AD_SETTINGS, _MUSIC_ID, _ASPECT, _CAPTION, _AUDIO, *_TAIL,
-        ),
-        ScriptToVideoRequest: (
-            _SCRIPT, _VOICE_ID, _enum("media_type", MediaType, missing="media type is required"),
-            _preset_settings, _s2v_media, _gameplay, _MUSIC_ID, _CAPTION, _AUDIO, _ASPECT,
-            _STICKERS, *_TAIL,
-        ),
-        ProductAdsRequest: (
-            _SCRIPT, _PRODUCT_AD_SETTINGS, _AVATAR_ID, _VOICE_ID, _LIPSYNC, _MUSIC_ID, _CAPTION,
-            _AUDIO, _ASPECT, _STICKERS, *_TAIL,
-        ),
-        ScenesRequest: (
-            _SCENES, _MUSIC_ID, _CAPTION, _ASPECT, _STICKERS, _AUDIO, _text("language", 2, low=2),
-            *_TAIL,
-        ),
-        HookDemoRequest: (
-            _AVATAR_ID,
-            _text(
-                "text", 5000, missing="text is required", long="text cannot exceed 5000 characters"
-            ),
-            _TEXT_SETTINGS, _MEDIA_OPTIONAL, _ASPECT, _MUSIC_ID, *_TAIL,
-        ),
-        TalkingAvatarRequest: (
-            _SCRIPT, _AVATAR_ID, _VOICE_ID, _MUSIC_ID, _LIPSYNC, _CAPTION, _AUDIO, *_TAIL,
-        ),
-        UGCVideoRequest: (
-            _SCRIPT, _AVATAR_ID, _VOICE_ID, _UGC_CAPTION, _UGC_ASPECT, _ugc_language, _MUSIC_ID,
-            *_TAIL,
-        ),
-        AddCaptionsRequest: (
-            _text("media", None, missing="media ID is required"), _CAPTION, _STICKERS, _MUSIC_ID,
-            *_TAIL,
-        ),
-        TemplateGenerationRequest: (
-            _text("type", None, missing="type is required"),
-            _text("template_id", 20, missing="template ID is required"),
-            _text("title", 200, missing="title is required"),  # spec 8.3 (4.9 says 100)
-            _flag("caption", missing="caption is required"),
-            _text("language", 2, missing="language is required"),
-            _TEMPLATE_SCENES, _WEBHOOK, _metadata,
-        ),
-        ScheduleRequest: (
-            _text("video_id", None, missing="video ID is required"),
-            _text("integration_id", None, missing="integration ID is required"),
-            _when, _PLATFORM_DATA,
-        ),
-        AnalyzeAccountRequest: (_username, _SOCIAL_PLATFORM),
-        SearchRequest: (_search_term, _SOCIAL_PLATFORM, _search_limit),
-    }  # fmt: skip
+    return {**creation_rules(), **template_rules(), **schedule_social_rules()}
 
 
 def _rules_for(request: object) -> tuple[Rule, ...]:
@@ -198,7 +102,8 @@ def problems(
 
     Args:
         request: A creation, schedule, account-analysis or search request.
-        now: The current time (timezone-aware) for the schedule rule; defaults to now in UTC.
+        now: The current time (timezone-aware) for the schedule rule; the client passes
+            its clock's; defaults to the real clock's.
         platform: The integration's platform, for the platformData rules of spec 4.12.
             ``None`` (or an unknown value) applies only platform-independent checks.
         failures: Also report what the service accepts but whose generation then
@@ -213,7 +118,7 @@ def problems(
         ValueError: ``now`` is naive.
     """
     if now is None:
-        now = datetime.now(timezone.utc)
+        now = SYSTEM_CLOCK.now()
     elif now.tzinfo is None or now.utcoffset() is None:
         raise ValueError("now must be timezone-aware")
     ctx = _Ctx(now=now, platform=_as_platform(platform))

@@ -218,3 +218,56 @@ _SCENES = _scene_list(
     50,
     "an AvatarScene, VideoScene, PictureInPictureScene or StartEndFrameScene",
 )
+
+
+def creation_rules() -> dict[type, tuple[Rule, ...]]:
+    """The rules of the eight creation formats but templates (spec 4.1 to 4.8), in field order."""
+    from asyncclient.models.requests import (
+        AddCaptionsRequest,
+        HookDemoRequest,
+        ProductAdsRequest,
+        ScenesRequest,
+        ScriptToVideoRequest,
+        TalkingAvatarRequest,
+        UGCAdsRequest,
+        UGCVideoRequest,
+    )
+
+    return {
+        UGCAdsRequest: (
+            _SCRIPT, _AVATAR_ID, _VOICE_ID_OPTIONAL,
+            _media(missing="at least 1 media item is required"),
+            _LIPSYNC, _AD_SETTINGS, _MUSIC_ID, _ASPECT, _CAPTION, _AUDIO, *_TAIL,
+        ),
+        ScriptToVideoRequest: (
+            _SCRIPT, _VOICE_ID, _enum("media_type", MediaType, missing="media type is required"),
+            _preset_settings, _s2v_media, _gameplay, _MUSIC_ID, _CAPTION, _AUDIO, _ASPECT,
+            _STICKERS, *_TAIL,
+        ),
+        ProductAdsRequest: (
+            _SCRIPT, _PRODUCT_AD_SETTINGS, _AVATAR_ID, _VOICE_ID, _LIPSYNC, _MUSIC_ID, _CAPTION,
+            _AUDIO, _ASPECT, _STICKERS, *_TAIL,
+        ),
+        ScenesRequest: (
+            _SCENES, _MUSIC_ID, _CAPTION, _ASPECT, _STICKERS, _AUDIO, _text("language", 2, low=2),
+            *_TAIL,
+        ),
+        HookDemoRequest: (
+            _AVATAR_ID,
+            _text(
+                "text", 5000, missing="text is required", long="text cannot exceed 5000 characters"
+            ),
+            _TEXT_SETTINGS, _MEDIA_OPTIONAL, _ASPECT, _MUSIC_ID, *_TAIL,
+        ),
+        TalkingAvatarRequest: (
+            _SCRIPT, _AVATAR_ID, _VOICE_ID, _MUSIC_ID, _LIPSYNC, _CAPTION, _AUDIO, *_TAIL,
+        ),
+        UGCVideoRequest: (
+            _SCRIPT, _AVATAR_ID, _VOICE_ID, _UGC_CAPTION, _UGC_ASPECT, _ugc_language, _MUSIC_ID,
+            *_TAIL,
+        ),
+        AddCaptionsRequest: (
+            _text("media", None, missing="media ID is required"), _CAPTION, _STICKERS, _MUSIC_ID,
+            *_TAIL,
+        ),
+    }  # fmt: skip

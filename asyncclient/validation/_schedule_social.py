@@ -8,6 +8,7 @@ from typing import Any
 from asyncclient.models.enums import Platform, SocialPlatform
 from asyncclient.models.requests import PlatformData
 from asyncclient.validation._checks import (
+    Rule,
     _choices,
     _Ctx,
     _enum,
@@ -113,3 +114,19 @@ def _search_limit(obj: Any, prefix: str, ctx: _Ctx) -> list[str]:
 
 
 _SOCIAL_PLATFORM = _enum("platform", SocialPlatform, missing="platform is required")
+
+
+def schedule_social_rules() -> dict[type, tuple[Rule, ...]]:
+    """The rules of a scheduled post (spec 4.12) and of social research (spec 4.15, 4.17)."""
+    from asyncclient.models.requests import AnalyzeAccountRequest, ScheduleRequest, SearchRequest
+    from asyncclient.validation._checks import _text
+
+    return {
+        ScheduleRequest: (
+            _text("video_id", None, missing="video ID is required"),
+            _text("integration_id", None, missing="integration ID is required"),
+            _when, _PLATFORM_DATA,
+        ),
+        AnalyzeAccountRequest: (_username, _SOCIAL_PLATFORM),
+        SearchRequest: (_search_term, _SOCIAL_PLATFORM, _search_limit),
+    }  # fmt: skip

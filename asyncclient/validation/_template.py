@@ -108,3 +108,21 @@ _TEMPLATE_SCENES = _scene_list(
     20,
     "a TemplateScene",
 )
+
+
+def template_rules() -> dict[type, tuple[Rule, ...]]:
+    """The rules of a template generation (spec 4.9), in field order."""
+    from asyncclient.models.requests import TemplateGenerationRequest
+    from asyncclient.validation._checks import _flag, _metadata, _text
+    from asyncclient.validation._creation import _WEBHOOK
+
+    return {
+        TemplateGenerationRequest: (
+            _text("type", None, missing="type is required"),
+            _text("template_id", 20, missing="template ID is required"),
+            _text("title", 200, missing="title is required"),  # spec 8.3 (4.9 says 100)
+            _flag("caption", missing="caption is required"),
+            _text("language", 2, missing="language is required"),
+            _TEMPLATE_SCENES, _WEBHOOK, _metadata,
+        ),
+    }  # fmt: skip
