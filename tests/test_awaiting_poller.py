@@ -17,7 +17,7 @@ import pytest
 import pytest_asyncio
 
 from asyncclient import AsyncClient, RateLimit, VideoJob
-from asyncclient.awaiting import poller as poller_module
+from asyncclient.awaiting import rounds as rounds_module
 from asyncclient.awaiting.poller import Poller, PollPolicy
 from asyncclient.awaiting.state import JobState
 from asyncclient.emulator import Emulator
@@ -224,7 +224,7 @@ async def test_the_pages_of_a_large_round_are_read_together_and_none_extra(rig: 
     pages, gets = rig.rounds[0]
     assert sorted(pages) == [k * 100 for k in range(12)] and gets == []
     assert pages[0] == 0  # the first page alone tells the list's length
-    assert 1 < rig.source.most_lists_in_flight <= poller_module._PAGES_AT_ONCE
+    assert 1 < rig.source.most_lists_in_flight <= rounds_module._PAGES_AT_ONCE
 
 
 async def test_a_slow_page_holds_up_no_other_page_of_the_round(rig: Rig) -> None:

@@ -12,8 +12,10 @@ import asyncio
 import json
 import socket
 import ssl
+import time
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
+from datetime import datetime, timezone
 from types import SimpleNamespace
 from typing import Any
 
@@ -21,20 +23,43 @@ import pytest
 import trustme
 from aiohttp import web
 
-from asyncclient import AsyncClient, Plan, VideoFailedError
+from asyncclient import AsyncClient, Plan, RateLimit, VideoFailedError
+from asyncclient._convert import converter
+from asyncclient._states import FLEET, FleetMode
 from asyncclient.awaiting.jobs import VideoJob
 from asyncclient.awaiting.poller import PollPolicy
 from asyncclient.awaiting.state import JobState
 from asyncclient.emulator import Emulator
+from asyncclient.errors import NotFoundError
+from asyncclient.fleet.bucket import RedisTokenBucket
 from asyncclient.fleet.poller import FleetPoller
 from asyncclient.fleet.store import FleetStore
-from asyncclient.fleet.wire import job_key, message, wire
-from asyncclient.models.videos import VideoDetail
+from asyncclient.fleet.wire import (
+    WIRE_VERSION,
+    Detail,
+    Failure,
+    Message,
+    Notified,
+    Record,
+    encode_message,
+    job_key,
+    read_message,
+)
+from asyncclient.models.videos import Video, VideoDetail
 
 pytest.importorskip("redis.asyncio")
 
 POLICY = PollPolicy(min_interval=0.05, max_interval=0.1, jitter=0.0)
 NEVER = PollPolicy(min_interval=3600.0, max_interval=3600.0, jitter=0.0, first_delay=3600.0)
+
+
+def raw_message(sender: str, entries: list[list[Any]]) -> bytes:
+    """A message as the first release wrote it (no version), entries as given."""
+    return json.dumps({"from": sender, "j": entries}).encode()
+
+
+def wire(detail: VideoDetail) -> Any:
+    return converter.unstructure(detail)
 
 
 def fleet_client(emu: Emulator, key: str, redis_url: str, **options: Any) -> AsyncClient:
@@ -169,16 +194,17 @@ async def test_a_message_it_cannot_read_is_dropped_and_the_next_one_taken(
     job = JobState(project_id="p1", video_id="v1", status="STARTED")
     listener._registry.add(job)  # awaited here (without starting the fleet's tasks)
     junk = [b"not json", b"{}", b"[]", json.dumps({"j": [[1, 2]]}).encode()]
-    junk.append(message("other", [[job_key(job), "d", {"id": 5}]]))
+    junk.append(raw_message("other", [[job_key(job), "d", {"id": 5}]]))
     for data in junk:
-        listener._take_message(data)
+        listener._listener.take(data)
     assert not job.done() and job.status == "STARTED"
     detail = VideoDetail(id="v1", project_id="p1", status="COMPLETED", progress=100)
-    listener._take_message(message(store.process, [[job_key(job), "d", wire(detail)]]))
+    own = Message(sender=store.process, changes=(Detail(job_key(job), detail),))
+    listener._listener.take(encode_message(own))
     assert not job.done()  # its own message: it took the change when it told it
     # A broken entry beside a good one: the good one is still taken.
     entries = [[job_key(job), "d", {"id": 5}], [job_key(job), "d", wire(detail)]]
-    listener._take_message(message("other", entries))
+    listener._listener.take(raw_message("other", entries))
     assert job.done() and job.result == detail and listener.fleet.taken == 1
 
 
@@ -252,3 +278,110 @@ async def test_a_notification_received_in_one_process_ends_the_job_awaited_in_an
         assert receiving.webhooks.jobs_finished == 0  # it awaited nothing itself
         assert awaiting.jobs.poller.stats.requests == 0
         assert receiving.jobs.poller.stats.requests == 0
+
+
+# -- typed, versioned messages; the fleet's mode; one clock ---------------------------------
+
+
+def test_a_message_is_written_with_its_version_and_read_back_typed() -> None:
+    detail = VideoDetail(id="v1", project_id="p1", status="COMPLETED", progress=100)
+    record = Video(id="v2", project_id="p2", status="STARTED", progress=40)
+    changes = (
+        Record("p2|v2|1", record),
+        Detail("p1|v1|1", detail),
+        Failure.of("p3|v3|1", NotFoundError("gone", status_code=404)),
+        Notified(detail),
+    )
+    data = encode_message(Message(sender="a", changes=changes))
+    assert json.loads(data)["v"] == WIRE_VERSION
+    read = read_message(data)
+    assert read == Message(sender="a", changes=changes, version=WIRE_VERSION)
+    rebuilt = changes[2].rebuilt()  # type: ignore[union-attr]
+    assert isinstance(rebuilt, NotFoundError) and rebuilt.status_code == 404
+    # The first release wrote no version: read as version 1.
+    old = read_message(raw_message("b", [["p1|v1|1", "d", wire(detail)]]))
+    assert old is not None and old.version == 1 and old.changes == (Detail("p1|v1|1", detail),)
+    # A version this one does not know is dropped whole; unwanted keys are not read.
+    assert read_message(json.dumps({"v": 99, "from": "c", "j": []}).encode()) is None
+    only = read_message(data, wanted=lambda key: key == "p1|v1|1")
+    assert only is not None and only.changes == (changes[1], changes[3]) and only.dropped == 0
+
+
+async def test_unreadable_messages_and_entries_are_counted_as_dropped(redis: Any) -> None:
+    store = FleetStore(redis, "key")
+    fleet = FleetPoller(
+        source=None,  # type: ignore[arg-type]  # nothing is read here
+        store=store,
+        limiter=SimpleNamespace(rate=Plan.PREMIUM.rate_limit),
+    )
+    job = JobState(project_id="p1", video_id="v1", status="STARTED")
+    fleet._registry.add(job)
+    fleet._listener.take(b"not json")
+    fleet._listener.take(raw_message("other", [[job_key(job), "d", {"id": 5}], [1, 2]]))
+    assert fleet.fleet.dropped == 3 and fleet.fleet.taken == 0
+
+
+def test_the_fleet_modes_move_through_their_table() -> None:
+    assert {m.value for m in FleetMode} == {"following", "leading", "alone"}
+    for old in FleetMode:
+        for new in FleetMode:
+            assert FLEET.check(old, new) is new
+    with pytest.raises(ValueError, match="fleet mode"):
+        FLEET.check(FleetMode.LEADING, "gone")  # type: ignore[arg-type]
+
+
+class RecordingClock:
+    """The real clock, recording every sleep asked of it."""
+
+    def __init__(self) -> None:
+        self.sleeps: list[float] = []
+        self.reads = 0
+
+    def monotonic(self) -> float:
+        self.reads += 1
+        return time.monotonic()
+
+    async def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        await asyncio.sleep(seconds)
+
+    def now(self) -> datetime:
+        return datetime.now(timezone.utc)
+
+
+async def test_the_clients_clock_reaches_the_bucket_the_store_and_the_fleets_waits(
+    redis_url: str, redis: Any
+) -> None:
+    clock = RecordingClock()
+    rate = RateLimit(per_minute=600, burst=2)  # 10 a second: the third token waits
+    async with AsyncClient(
+        "key", base_url="http://127.0.0.1:1", plan=rate, redis=redis_url, clock=clock
+    ) as client:
+        bucket = client._caller.limiter
+        assert isinstance(bucket, RedisTokenBucket)
+        for _ in range(3):
+            await bucket.acquire()
+        assert any(0 < s <= 0.2 for s in clock.sleeps)  # the bucket's wait
+        # The store waits on another process's claim through the same clock.
+        store = poller(client).store
+        other = FleetStore(redis, "key")
+        assert await other.claim_event("e")
+        before = len(clock.sleeps)
+        claiming = asyncio.ensure_future(store.claim_event("e", poll=0.01))
+        await asyncio.sleep(0.05)
+        await other.settle_event("e", taken=True)
+        assert not await asyncio.wait_for(claiming, 2)
+        assert 0.01 in clock.sleeps[before:]
+        # A job awaited through the fleet: its beats wait on the clock.
+        before = len(clock.sleeps)
+        job = client.jobs.from_video_id("v1", project_id="p1")
+        waiting = asyncio.ensure_future(job.wait())
+        for _ in range(200):
+            if poller(client).fleet.leads:
+                break
+            await asyncio.sleep(0.01)
+        lease = poller(client).lease
+        assert lease / 4 in clock.sleeps[before:] or any(
+            0 < s <= lease / 4 + 0.01 for s in clock.sleeps[before:]
+        )
+        waiting.cancel()

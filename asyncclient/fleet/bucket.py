@@ -18,10 +18,9 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-from collections.abc import Awaitable, Callable
 from typing import Any
 
-from asyncclient._clock import SYSTEM_CLOCK
+from asyncclient._clock import SYSTEM_CLOCK, Clock
 from asyncclient.ratelimit import (
     Plan,
     RateLimit,
@@ -46,6 +45,7 @@ def _unreachable() -> tuple[type[BaseException], ...]:
     except ImportError:  # pragma: no cover - a duck-typed client without redis-py
         return (OSError, asyncio.TimeoutError)
     return (OSError, asyncio.TimeoutError, RedisConnectionError, RedisTimeoutError)
+
 
 # KEYS[1]: the bucket's hash. ARGV: rate (tokens/s), burst, cap ("none" or tokens),
 # pause seconds (0: none), take (1 to take a token when one is there, 0 to peek).
@@ -89,7 +89,8 @@ class RedisTokenBucket:
         name: The bucket's name, the same in every process sharing the key. Use
             :meth:`for_api_key` to derive it from the key without storing the key.
         rate: The plan, its name, or a custom :class:`RateLimit`.
-        sleep: Awaitable sleep (tests may inject one).
+        clock: Time for the waits and the fallback's pacing (the client's clock; tests
+            inject a fake one). The bucket's refills are timed by the Redis server.
     """
 
     def __init__(
@@ -98,7 +99,7 @@ class RedisTokenBucket:
         name: str,
         rate: Plan | RateLimit | str,
         *,
-        sleep: Callable[[float], Awaitable[None]] = SYSTEM_CLOCK.sleep,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         resolved = resolve_rate_limit(rate)
         if resolved is None:
@@ -106,13 +107,13 @@ class RedisTokenBucket:
         self._redis = redis
         self._key = f"asyncclient:ratelimit:{name}"
         self._rate = resolved
-        self._sleep = sleep
+        self._clock = clock
         self._script = redis.register_script(_SCRIPT)
         self._cap: float | None = None
         self._pause = 0.0
         self._lock = asyncio.Lock()
         self._fallback: TokenBucket | None = None
-        self._fallback_until = 0.0  # loop time until which Redis is not tried again
+        self._fallback_until = 0.0  # clock time until which Redis is not tried again
 
     @classmethod
     def for_api_key(
@@ -148,20 +149,20 @@ class RedisTokenBucket:
         Returns:
             Seconds spent waiting.
         """
-        loop = asyncio.get_running_loop()
-        started = loop.time()
-        if self._fallback_until > loop.time():
+        clock = self._clock
+        started = clock.monotonic()
+        if self._fallback_until > clock.monotonic():
             return await self._fallback_bucket().acquire()
         try:
             if not self._lock.locked() and await self._reserve(take=True) <= 0:
-                return loop.time() - started  # a token was on hand: no queue to join
+                return clock.monotonic() - started  # a token was on hand: no queue to join
             async with self._lock:
                 while (wait := await self._reserve(take=True)) > 0:
-                    await self._sleep(wait)
+                    await clock.sleep(wait)
         except _unreachable() as exc:
-            self._fall_back(exc, loop.time())
-            return loop.time() - started + await self._fallback_bucket().acquire()
-        return loop.time() - started
+            self._fall_back(exc, clock.monotonic())
+            return clock.monotonic() - started + await self._fallback_bucket().acquire()
+        return clock.monotonic() - started
 
     def _fall_back(self, error: BaseException, now: float) -> None:
         if self._fallback_until <= 0:
@@ -174,7 +175,8 @@ class RedisTokenBucket:
 
     def _fallback_bucket(self) -> TokenBucket:
         if self._fallback is None:
-            self._fallback = TokenBucket(self._rate, sleep=self._sleep)
+            clock = self._clock
+            self._fallback = TokenBucket(self._rate, clock=clock.monotonic, sleep=clock.sleep)
         return self._fallback
 
     async def tokens(self) -> float:
@@ -192,3 +194,17 @@ class RedisTokenBucket:
     def pause(self, seconds: float) -> None:
         """Hold every process's requests for ``seconds``, from the next call on."""
         self._pause = max(self._pause, seconds)
+
+    def spare(self) -> None:
+        """Unknown here: the shared tokens are counted on the Redis server."""
+        return None
+
+    def adopt(self, rate: RateLimit) -> bool:
+        """False: the shared bucket keeps the limit it was given (every process of the
+        fleet must agree on one)."""
+        return False
+
+    @property
+    def observes_every_header(self) -> bool:
+        """True: :meth:`observe` is handed every rate-limit field of every response."""
+        return True

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from asyncclient.awaiting.state import JobState
 from asyncclient.fleet.store import FleetStore
-from asyncclient.fleet.wire import job_key, spec_of, take, unkept
+from asyncclient.fleet.wire import Record, apply, job_key, spec_of, unkept
 
 __all__ = ["Registry"]
 
@@ -105,13 +105,14 @@ class Registry:
             raise
         taken = 0
         for raw in dict.fromkeys(records):  # a video's record is kept by video and project
-            kind, video = unkept(raw)
-            if video is None:
+            change = unkept(raw)
+            if change is None:
                 continue
+            video = change.video if isinstance(change, Record) else change.detail
             for job in fresh:
                 if video.id in job.video_ids or (
                     video.project_id and job.project_id == video.project_id
                 ):
                     taken += 1
-                    take(job, kind, video)
+                    apply(job, change)
         return taken

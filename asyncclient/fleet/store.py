@@ -26,12 +26,13 @@ Install the extra: ``pip install "asyncclient[redis]"``.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import os
 import uuid
 from collections.abc import Iterable
 from typing import Any, NamedTuple
+
+from asyncclient._clock import SYSTEM_CLOCK, Clock
 
 __all__ = ["FleetStore", "Registration", "fleet_name", "redis_from"]
 
@@ -98,9 +99,7 @@ def redis_from(redis: Any) -> tuple[Any, bool]:
     try:
         import redis.asyncio as aioredis
     except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError(
-            'redis=...: install the extra, pip install "asyncclient[redis]"'
-        ) from exc
+        raise ImportError('redis=...: install the extra, pip install "asyncclient[redis]"') from exc
     # A Redis that cannot be reached answers within seconds, not a TCP timeout's minutes
     # (the URL's own socket_connect_timeout wins).
     return aioredis.from_url(redis, socket_connect_timeout=CONNECT_SECONDS), True
@@ -111,7 +110,7 @@ class Registration(NamedTuple):
 
     process: str
     job: str
-    """The job's key in the fleet (what it follows; see ``_fleet_poller.job_key``)."""
+    """The job's key in the fleet (what it follows; see :func:`~asyncclient.fleet.wire.job_key`)."""
     spec: bytes
     """What the job follows, as the registering process wrote it."""
 
@@ -122,15 +121,16 @@ class FleetStore:
     Args:
         redis: A ``redis.asyncio.Redis`` client.
         api_key: Names the fleet (hashed).
-        sleep: Awaitable sleep, for waiting on another process's claim.
+        clock: Sleeps while another process holds a claim (the client's clock).
     """
 
-    def __init__(self, redis: Any, api_key: str, *, sleep: Any = asyncio.sleep) -> None:
+    def __init__(self, redis: Any, api_key: str, *, clock: Clock = SYSTEM_CLOCK) -> None:
         self.redis = redis
         self.name = fleet_name(api_key)
         self.process = f"{os.getpid()}-{uuid.uuid4().hex[:12]}"
         """This process's id in the fleet (unique across machines and restarts)."""
-        self._sleep = sleep
+        self.clock = clock
+        """The clock this store waits by (the client's)."""
         self._release = redis.register_script(_RELEASE)
         self._beat = redis.register_script(_BEAT)
 
@@ -158,7 +158,7 @@ class FleetStore:
                     await self._release(keys=[busy], args=[self.process])
                     return False
                 return True
-            await self._sleep(poll)
+            await self.clock.sleep(poll)
 
     async def settle_event(self, event_key: str, *, taken: bool) -> None:
         """End this process's claim: remembered across the fleet when it was taken."""
@@ -173,9 +173,7 @@ class FleetStore:
         """The fleet's channel, on which the lease holder publishes what moved."""
         return self.key("changes")
 
-    async def beat(
-        self, *, alive_ms: int, lease_ms: int, lead: bool
-    ) -> tuple[bool, bool, float]:
+    async def beat(self, *, alive_ms: int, lease_ms: int, lead: bool) -> tuple[bool, bool, float]:
         """Keep this process alive for ``alive_ms``; take or keep the lease for
         ``lease_ms`` when ``lead``, else let it go.
 

@@ -1,0 +1,174 @@
+"""What the lease holder tells the fleet: the changes its rounds read, published in order.
+
+:class:`Relay` keeps the changes told since the last publication (each also handed at
+once to this process's own jobs of that key), and publishes them in one message, with
+the record of every video they finished kept for processes that await it later.
+:class:`Teller` is the :class:`~asyncclient.awaiting.poller.PollListener` of one of the
+holder's rounds: what the round takes into its copy of a registered job is told.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from asyncclient._clock import Clock
+from asyncclient._states import VIDEO, VideoState
+from asyncclient.awaiting.state import JobState
+from asyncclient.errors import APIStatusError
+from asyncclient.fleet.registry import Registry
+from asyncclient.fleet.store import FleetStore
+from asyncclient.fleet.wire import (
+    Change,
+    Detail,
+    Failure,
+    Message,
+    Record,
+    apply,
+    encode_message,
+    kept,
+)
+from asyncclient.models.videos import Video, VideoDetail
+
+__all__ = ["FleetStats", "Relay", "Teller"]
+
+logger = logging.getLogger("asyncclient")
+
+
+class FleetStats:
+    """What this process did for the fleet (tests and benchmarks read it)."""
+
+    __slots__ = ("dropped", "leads", "published", "rounds_led", "taken")
+
+    def __init__(self) -> None:
+        self.leads = 0
+        """Times this process took the lease."""
+        self.rounds_led = 0
+        """Rounds polled for the fleet while holding it."""
+        self.published = 0
+        """Changes published to the fleet."""
+        self.taken = 0
+        """Changes from other processes (or kept outcomes) taken in by this one."""
+        self.dropped = 0
+        """Messages, and changes in them, that this version could not read (skipped)."""
+
+
+class Relay:
+    """The changes this process tells the fleet, until published.
+
+    Args:
+        store: The fleet's store.
+        registry: This process's jobs (told changes reach them at once).
+        stats: Counts what is published.
+        clock: Waits between tries to publish.
+        retry: Seconds between tries when publishing failed.
+    """
+
+    __slots__ = (
+        "_clock",
+        "_finished",
+        "_registry",
+        "_retry",
+        "_stats",
+        "_store",
+        "_to_publish",
+        "_told",
+    )
+
+    def __init__(
+        self,
+        store: FleetStore,
+        registry: Registry,
+        stats: FleetStats,
+        *,
+        clock: Clock,
+        retry: float,
+    ) -> None:
+        self._store = store
+        self._stats = stats
+        self._registry = registry
+        self._clock = clock
+        self._retry = retry
+        self._told: list[Change] = []
+        self._finished: list[tuple[str, str | None, bytes]] = []
+        self._to_publish = asyncio.Event()
+
+    def tell(self, change: Record | Detail) -> None:
+        """Tell the fleet a record read for a registered job."""
+        for job in list(self._registry.local.get(change.job, ())):
+            apply(job, change)
+        self._told.append(change)
+        video = change.detail if isinstance(change, Detail) else change.video
+        if VIDEO.is_terminal(VideoState.of(video.status)):
+            self._finished.append((video.id, video.project_id, kept(change)))
+        self._to_publish.set()
+
+    def tell_failure(self, key: str, error: APIStatusError) -> None:
+        """Tell the fleet an error that ends the registered job ``key`` everywhere."""
+        for job in list(self._registry.local.get(key, ())):
+            job.fail(error)
+        self._told.append(Failure.of(key, error))
+        self._to_publish.set()
+
+    async def publish_now(self, change: Change, finished: Detail | None = None) -> None:
+        """Publish ``change`` at once (a notification's), keeping ``finished``'s record."""
+        outcome = []
+        if finished is not None:
+            detail = finished.detail
+            outcome.append((detail.id, detail.project_id, kept(finished)))
+        message = Message(sender=self._store.process, changes=(change,))
+        await self._store.publish(encode_message(message), outcome)
+        self._stats.published += 1
+
+    async def run(self) -> None:
+        """Publish what is told, as it is told (a task while the process polls); a
+        publication that failed is tried again later."""
+        while True:
+            await self._to_publish.wait()
+            self._to_publish.clear()
+            try:
+                await self.publish()
+            except Exception as exc:  # kept for the next try
+                logger.warning("fleet: could not publish (%r); trying again", exc)
+                await self._clock.sleep(self._retry)
+                self._to_publish.set()
+
+    async def publish(self) -> None:
+        """Publish what was told since the last publication (kept on failure)."""
+        told, finished = self._told, self._finished
+        if not told:
+            return
+        self._told, self._finished = [], []
+        message = Message(sender=self._store.process, changes=tuple(told))
+        try:
+            await self._store.publish(encode_message(message), finished)
+        except BaseException:
+            self._told[:0], self._finished[:0] = told, finished
+            raise
+        self._stats.published += len(told)
+
+
+class Teller:
+    """The listener of one of the lease holder's rounds: what it takes into its copy of
+    a registered job (``keys``: the copy's id to the job's key) is told to the fleet."""
+
+    __slots__ = ("_keys", "_relay")
+
+    def __init__(self, relay: Relay, keys: dict[int, str]) -> None:
+        self._relay = relay
+        self._keys = keys
+
+    def took_record(self, job: JobState, video: Video) -> None:
+        key = self._keys.get(id(job))
+        if key is not None:
+            self._relay.tell(Record(key, video))
+
+    def took_detail(self, job: JobState, detail: VideoDetail) -> None:
+        key = self._keys.get(id(job))
+        if key is not None:
+            self._relay.tell(Detail(key, detail))
+
+    def failed(self, job: JobState, error: BaseException) -> None:
+        key = self._keys.get(id(job))
+        if key is not None and isinstance(error, APIStatusError):
+            self._relay.tell_failure(key, error)
