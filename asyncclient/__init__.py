@@ -8,6 +8,7 @@ the errors); the models, batches and the rest load when first named (PEP 562), s
 """
 
 import importlib
+import sys
 from typing import TYPE_CHECKING
 
 from asyncclient._clock import Clock, SystemClock
@@ -286,3 +287,6 @@ __all__ = [
 
 _LAZY = frozenset(__all__) - frozenset(globals())
 """The names ``__getattr__`` loads: those of ``__all__`` not imported above."""
+
+if "IPython" in sys.modules:  # a shell may run: jobs and batches show themselves in it
+    importlib.import_module("asyncclient.notebook").attach_to_running_shell()

@@ -1,6 +1,6 @@
 """Every state machine of the client, as tables: what may follow what, and where it ends.
 
-Three machines, each a :class:`Table` of allowed transitions and a terminal set
+The machines, each a :class:`Table` of allowed transitions and a terminal set
 (everything that decides them lives here):
 
 - :data:`VIDEO`: a video's status as we read it (spec 3.1: STARTED -> COMPLETED |
@@ -11,6 +11,10 @@ Three machines, each a :class:`Table` of allowed transitions and a terminal set
 - :data:`JOURNAL`: the events a batch journal records for a row
   (:class:`JournalEvent`); replaying a journal checks them, so a damaged file is
   refused instead of resumed wrongly.
+- :data:`BATCH_PHASE`: a batch's run (:class:`BatchPhase`), which the batch names
+  and its listeners (``batch.subscribe``) follow.
+- :data:`FLEET`: what a process of a fleet does for the fleet's polling
+  (:class:`FleetMode`: following, leading, alone while Redis is out of reach).
 """
 
 from __future__ import annotations
@@ -22,9 +26,13 @@ from typing import Generic, TypeVar
 from attrs import frozen
 
 __all__ = [
+    "BATCH_PHASE",
+    "FLEET",
     "JOURNAL",
     "ROW",
     "VIDEO",
+    "BatchPhase",
+    "FleetMode",
     "JournalEvent",
     "RowOutcome",
     "Table",
@@ -182,4 +190,77 @@ JOURNAL: Table[JournalEvent] = Table(
         _J.DONE: frozenset({_J.DONE}),  # a later run reads a finished row again
     },
     frozenset({_J.DONE}),
+)
+
+
+# -- a batch's phase ------------------------------------------------------------------------
+
+
+class BatchPhase(_StrEnum):
+    """Where a batch's run stands (``batch.phase``); only the batch moves it."""
+
+    NOT_STARTED = "not started"
+    """Nothing done yet (neither awaited, iterated nor prepared)."""
+    PREPARING = "preparing"
+    """Checking the rows (a template is fetched once); nothing is sent."""
+    PREPARED = "prepared"
+    """Rows checked by ``batch.prepare()``; the run has not started."""
+    SUBMITTING = "submitting"
+    """The run reads its journal, then sends rows (and awaits those sent)."""
+    AWAITING = "awaiting"
+    """Every row is past its submission: only videos are awaited."""
+    DONE = "done"
+    """Every row has its result."""
+    FAILED = "failed"
+    """The run stopped on an error (``batch.error``): a refused journal, a failed
+    template read, a journal that cannot be written, ..."""
+    CANCELLED = "cancelled"
+    """The run was cancelled (its journal lets a later run resume it)."""
+
+
+_P = BatchPhase
+_ENDS = frozenset({_P.FAILED, _P.CANCELLED})
+BATCH_PHASE: Table[BatchPhase] = Table(
+    "batch phase",
+    {
+        _P.NOT_STARTED: frozenset({_P.PREPARING, _P.CANCELLED}),
+        # NOT_STARTED again: a ``prepare()`` outside a run failed (it may be tried again);
+        # SUBMITTING straight away: a run prepares its rows itself.
+        _P.PREPARING: frozenset({_P.PREPARED, _P.SUBMITTING, _P.NOT_STARTED}) | _ENDS,
+        _P.PREPARED: frozenset({_P.SUBMITTING}) | _ENDS,
+        _P.SUBMITTING: frozenset({_P.AWAITING}) | _ENDS,
+        _P.AWAITING: frozenset({_P.DONE}) | _ENDS,
+        _P.DONE: frozenset(),
+        _P.FAILED: frozenset(),
+        _P.CANCELLED: frozenset(),
+    },
+    frozenset({_P.DONE, _P.FAILED, _P.CANCELLED}),
+)
+
+
+# -- a fleet poller's mode ------------------------------------------------------------------
+
+
+class FleetMode(_StrEnum):
+    """What a process of a fleet does for the fleet's polling (``AsyncClient(redis=...)``)."""
+
+    FOLLOWING = "following"
+    """Another process holds the lease (or none does yet): this one only listens."""
+    LEADING = "leading"
+    """This process holds the lease: it polls every registered job and tells the fleet."""
+    ALONE = "alone"
+    """Redis cannot be reached: this process polls its own jobs, as without ``redis=``."""
+
+
+_F = FleetMode
+FLEET: Table[FleetMode] = Table(
+    "fleet mode",
+    {
+        # Any mode may follow any other: the lease is taken or lost at a beat, and Redis
+        # may fail at any time. The table is the one place a move is decided on.
+        _F.FOLLOWING: frozenset({_F.FOLLOWING, _F.LEADING, _F.ALONE}),
+        _F.LEADING: frozenset({_F.LEADING, _F.FOLLOWING, _F.ALONE}),
+        _F.ALONE: frozenset({_F.ALONE, _F.FOLLOWING, _F.LEADING}),
+    },
+    frozenset(),
 )

@@ -19,6 +19,7 @@ from asyncclient import (
 )
 from asyncclient.emulator import Emulator
 from asyncclient.models import Video, VideoDetail
+from asyncclient.notebook import snapshot
 from tests.conftest import connect
 
 SCALE = 60.0
@@ -234,11 +235,11 @@ async def test_a_notebook_shows_progress_then_the_video(emu: Emulator, client: A
     job = await talking(client, emu)
     emu.advance(30)
     await job.refresh()
-    shown = job._repr_html_()
+    shown = snapshot(job)["text/html"]
     assert f"{job.video_id}: STARTED" in shown and "<progress" in shown
     emu.advance(1000)
     video = await asyncio.wait_for(job, 5)
-    shown = job._repr_html_()
+    shown = snapshot(job)["text/html"]
     assert "<video" in shown and "<progress" not in shown
     assert (video.url or "").split("?")[0] in shown
 

@@ -36,7 +36,7 @@ from asyncclient.awaiting.poller import Poller, PollPolicy
 from asyncclient.batch.journal import Journal
 from asyncclient.batch.runner import request_batch
 from asyncclient.emulator import Emulator
-from asyncclient.resources.prepared import PreparedCreation
+from asyncclient.http.prepared import PreparedCreation
 from tests.conftest import connect
 from tests.virtual_time import FastForward, VirtualTime
 
@@ -276,7 +276,9 @@ async def test_an_interrupted_batch_resumes_without_duplicates(
     journal = tmp_path / "batch.jsonl"
     key = emu.add_team(plan="premium", credits=100_000)
     slow = connect(emu, key, clock=FastForward(pause=0.02))  # each wait takes 20 ms here
-    first = slow.templates.generate_many("tpl_welcome", rows(8), spacing=1.0, journal=journal)
+    first = slow.templates.generate_many(
+        "tpl_welcome", rows(8), spacing=1.0, journal=journal, wait_timeout=None
+    )  # (waits would time out at once: every sleep of this clock fast-forwards it)
     task = asyncio.ensure_future(first)
     while creations(emu) < 4:  # noqa: ASYNC110 (the emulator has no event to wait on)
         await asyncio.sleep(0.01)

@@ -16,8 +16,9 @@ from typing import Any
 
 import pytest
 
+import asyncclient.notebook as notebook
 from asyncclient import AsyncClient, VideoFailedError, VideoJob
-from asyncclient._states import RowOutcome
+from asyncclient._states import BatchPhase, RowOutcome
 from asyncclient.awaiting.state import JobState
 from asyncclient.batch.rows import BatchProgress, RowResult
 from asyncclient.emulator import Emulator
@@ -141,9 +142,9 @@ def test_only_http_urls_become_links_or_sources() -> None:
 async def test_a_job_renders_itself_with_the_same_renderers(client: AsyncClient) -> None:
     job = client.jobs.from_video_id("v1", project_id="p1")
     bundle = shown.job_bundle(job.state)
-    assert repr(job) == bundle["text/plain"] and job._repr_html_() == bundle["text/html"]
-    assert job._repr_mimebundle_() == bundle
-    assert job._display is None  # a slot that stays empty unless displayed live
+    assert repr(job) == bundle["text/plain"] and notebook._job_html(job) == bundle["text/html"]
+    assert notebook.snapshot(job) == bundle
+    assert live.showing(job) is None  # none unless displayed live
 
 
 def test_rendering_never_imports_ipython_and_importing_renders_nothing() -> None:
@@ -162,12 +163,11 @@ def test_rendering_never_imports_ipython_and_importing_renders_nothing() -> None
 
 
 class FakeBatch:
-    """What a batch's display reads, set by hand."""
+    """What a batch's display reads, set by hand (the phase and error as a batch whose
+    run is ``task`` would name them)."""
 
     def __init__(self, results: list[RowResult], *, task: Any = None, total: int = 0) -> None:
         self._task = task
-        self._items: list[int] | None = None if task is None else list(range(total))
-        self._display: live.Live | None = None
         self.results = results
         counts = {o: sum(r.status is o for r in results) for o in RowOutcome}
         self.progress = BatchProgress(
@@ -179,6 +179,23 @@ class FakeBatch:
             skipped=counts[RowOutcome.SKIPPED],
             elapsed=30.0,
         )
+
+    @property
+    def phase(self) -> BatchPhase:
+        task = self._task
+        if task is None:
+            return BatchPhase.NOT_STARTED
+        if not task.done():
+            return BatchPhase.AWAITING
+        if task.cancelled():
+            return BatchPhase.CANCELLED
+        return BatchPhase.DONE if task.exception() is None else BatchPhase.FAILED
+
+    @property
+    def error(self) -> BaseException | None:
+        task = self._task
+        done = task is not None and task.done() and not task.cancelled()
+        return task.exception() if done else None
 
 
 def row(index: int, status: str, error: str | None = None, **video: Any) -> RowResult:
@@ -356,10 +373,10 @@ async def test_a_displayed_job_is_followed_until_it_ends(
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(live.Live, "changed", counted)
-        job._ipython_display_()
+        live.display_job(job)
         (follower,) = live._FOLLOWERS
         await asyncio.wait_for(follower, 10)  # nobody awaits the job: the display polls it
-    assert job.done() and job._display is None and client.jobs.poller.watching == 0
+    assert job.done() and live.showing(job) is None and client.jobs.poller.watching == 0
     assert [name for name, _ in ipython.shown] == ["d0"]
     assert ipython.shown[0][1]["text/plain"].startswith(f"<VideoJob video={job.video_id} ")
     html_updates = ipython.html_updates()
@@ -376,8 +393,8 @@ async def test_a_job_displayed_twice_updates_both_outputs_with_one_follower(
     emu: Emulator, client: AsyncClient, ipython: FakeIPython, moving: None
 ) -> None:
     job = await talking(client, emu)
-    job._ipython_display_()
-    job._ipython_display_()
+    live.display_job(job)
+    live.display_job(job)
     assert [name for name, _ in ipython.shown] == ["d0", "d0"] and len(live._FOLLOWERS) == 1
     await asyncio.wait_for(job, 10)
     await asyncio.wait_for(asyncio.gather(*live._FOLLOWERS), 5)
@@ -389,7 +406,7 @@ async def test_a_done_job_is_shown_once_without_a_follower(
 ) -> None:
     job = await talking(client, emu)
     await asyncio.wait_for(job, 10)
-    job._ipython_display_()
+    live.display_job(job)
     assert len(ipython.shown) == 1 and ipython.shown[0][0] is None  # no display id
     assert "<video" in ipython.shown[0][1]["text/html"] and not live._FOLLOWERS
 
@@ -400,9 +417,9 @@ async def test_outside_a_kernel_the_display_is_a_snapshot(
     fake = FakeIPython()
     monkeypatch.setattr(live, "_frontend", lambda: (fake.display, False))  # terminal IPython
     job = await talking(client, emu)
-    job._ipython_display_()
+    live.display_job(job)
     assert [name for name, _ in fake.shown] == [None] and not live._FOLLOWERS
-    assert job._display is None and client.jobs.poller.watching == 0
+    assert live.showing(job) is None and client.jobs.poller.watching == 0
 
 
 async def test_without_ipython_loaded_it_prints_the_text(
@@ -411,18 +428,16 @@ async def test_without_ipython_loaded_it_prints_the_text(
 ) -> None:  # fmt: skip
     monkeypatch.delitem(sys.modules, "IPython", raising=False)
     job = await talking(client, emu)
-    job._ipython_display_()
+    live.display_job(job)
     assert capsys.readouterr().out == repr(job) + "\n" and not live._FOLLOWERS
 
 
-async def test_closing_the_client_ends_the_follower(
-    emu: Emulator, ipython: FakeIPython
-) -> None:
+async def test_closing_the_client_ends_the_follower(emu: Emulator, ipython: FakeIPython) -> None:
     from tests.conftest import connect
 
     client = connect(emu)
     job = await talking(client, emu)
-    job._ipython_display_()
+    live.display_job(job)
     await asyncio.sleep(0.05)  # the follower watches the job
     assert client.jobs.poller.watching == 1
     await client.aclose()
@@ -435,7 +450,7 @@ async def test_a_displayed_batch_is_followed_from_its_start_to_its_table(
 ) -> None:
     rows = [{"title": f"For {n}", "first_name": n} for n in ("Ann", "Bob")]
     batch = client.templates.generate_many("tpl_thanks", [*rows, {"title": "x"}], spacing=0)
-    batch._ipython_display_()
+    live.display_batch(batch)
     assert "not started" in ipython.shown[0][1]["text/html"] and not ipython.updates
     await asyncio.sleep(0.05)
     assert not ipython.updates and batch._task is None  # displaying starts nothing
@@ -443,9 +458,9 @@ async def test_a_displayed_batch_is_followed_from_its_start_to_its_table(
     assert [r.status for r in results] == ["completed", "completed", "rejected"]
     final = ipython.html_updates()[-1]
     assert final.count("<tr><td>") == 3 and final.count('<a href="http') == 2
-    assert batch._display is None
+    assert live.showing(batch) is None
     assert repr(batch) == shown.batch_text(batch) and repr(batch).startswith("<Batch done:")
-    assert batch._repr_mimebundle_() == shown.batch_bundle(batch)
+    assert notebook.snapshot(batch) == shown.batch_bundle(batch)
 
 
 async def test_a_failing_frontend_never_breaks_the_batch(
@@ -454,7 +469,7 @@ async def test_a_failing_frontend_never_breaks_the_batch(
     batch = client.templates.generate_many(
         "tpl_thanks", [{"title": "For Ann", "first_name": "Ann"}], spacing=0
     )
-    batch._ipython_display_()
+    live.display_batch(batch)
     ipython.fail_updates = True
     results = await asyncio.wait_for(batch, 10)
-    assert [r.status for r in results] == ["completed"] and batch._display is None
+    assert [r.status for r in results] == ["completed"] and live.showing(batch) is None

@@ -110,7 +110,7 @@ END = """\
 from asyncclient.notebook import live as _display_live
 await client.aclose()
 await emu.stop()
-assert job._display is None and batch._display is None
+assert _display_live.showing(job) is None and _display_live.showing(batch) is None
 assert not _display_live._FOLLOWERS, _display_live._FOLLOWERS
 """
 

@@ -15,29 +15,42 @@ every detail once done. If any fails, the job fails.
 
 What is known of the videos lives in a :class:`~asyncclient.awaiting.state.JobState`
 (``job.state``), which the poller writes; the job reads it and waits on it.
+
+``repr(job)`` reads like the notebook's view of it (:func:`job_text`); the views
+themselves (HTML, live displays) live in ``asyncclient.notebook``, which attaches to
+jobs from outside: nothing here knows of it.
 """
 
 from __future__ import annotations
 
 import contextvars
-from collections.abc import AsyncIterator, Generator
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncIterator, Generator, Sequence
+from typing import Any
 
 from attrs import frozen
 
 from asyncclient.awaiting.deadlines import end as end_deadline
 from asyncclient.awaiting.deadlines import start as start_deadline
-from asyncclient.awaiting.poller import Poller
+from asyncclient.awaiting.poller import JobPoller
 from asyncclient.awaiting.state import JobState
-from asyncclient.errors import JobTimeoutError
+from asyncclient.errors import APIError, JobTimeoutError
 from asyncclient.http.tracing import mark_error as otel_mark_error
 from asyncclient.http.tracing import tracer as otel_tracer
 from asyncclient.models.videos import CreatedProject, VideoDetail
 
-if TYPE_CHECKING:
-    from asyncclient.notebook.live import Live
-
-__all__ = ["DEFAULT_WAIT_TIMEOUT", "JobUpdate", "Jobs", "VideoJob"]
+__all__ = [
+    "DEFAULT_WAIT_TIMEOUT",
+    "UNKNOWN",
+    "JobUpdate",
+    "Jobs",
+    "VideoJob",
+    "duration",
+    "error_text",
+    "job_fields",
+    "job_text",
+    "pairs",
+    "percent",
+]
 
 _IN_WAIT_SPAN: contextvars.ContextVar[bool] = contextvars.ContextVar(
     "asyncclient_in_wait_span", default=False
@@ -46,6 +59,7 @@ _IN_WAIT_SPAN: contextvars.ContextVar[bool] = contextvars.ContextVar(
 
 DEFAULT_WAIT_TIMEOUT = 3600.0
 """How long ``await job`` waits before :class:`JobTimeoutError` (one hour)."""
+
 
 @frozen
 class JobUpdate:
@@ -70,11 +84,11 @@ class VideoJob:
         format: The creation format, when known.
     """
 
-    __slots__ = ("_display", "_poller", "_waiters", "created", "format", "state")
+    __slots__ = ("__weakref__", "_poller", "_waiters", "created", "format", "state")
 
     def __init__(
         self,
-        poller: Poller,
+        poller: JobPoller,
         *,
         project_id: str | None,
         video_id: str | None = None,
@@ -89,37 +103,12 @@ class VideoJob:
         self.created: CreatedProject | None = None
         """What the creation request answered (None for a job rebuilt from ids)."""
         self._waiters = 0
-        self._display: Live | None = None  # a live notebook display, only while one runs
-
-    # -- how it shows itself (asyncclient.notebook.display) ---------------------------------------
 
     def __repr__(self) -> str:
         """``<VideoJob video=... project=... status=... progress=40%>``; a value not
-        read yet is ``?`` (as in the HTML), then the name and duration, or the message."""
-        from asyncclient.notebook.display import job_text
-
+        read yet is ``?`` (as in the notebook's HTML), then the name and duration, or
+        the message."""
         return job_text(self.state)
-
-    def _repr_html_(self) -> str:
-        """A snapshot as HTML: status and progress, then the video player, or the
-        service's message."""
-        from asyncclient.notebook.display import job_html
-
-        return job_html(self.state)
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        """A snapshot as ``text/plain`` and ``text/html`` (frontends other than IPython)."""
-        from asyncclient.notebook.display import job_bundle
-
-        return job_bundle(self.state)
-
-    def _ipython_display_(self) -> None:
-        """IPython shows the job (a cell's value, or ``display(job)``): in a Jupyter
-        kernel, while it runs, updated in place until it ends (the job is followed,
-        hence polled, meanwhile); otherwise a snapshot."""
-        from asyncclient.notebook.live import display_job
-
-        display_job(self)
 
     # -- what a user reads --------------------------------------------------------------
 
@@ -211,7 +200,8 @@ class VideoJob:
         self._waiters += 1
         if self._waiters == 1:
             self._poller.watch(state)
-        expiry = start_deadline(timeout) if timeout is not None else None
+        clock = self._poller.clock  # waits time out on the client's clock
+        expiry = start_deadline(timeout, clock) if timeout is not None else None
         try:
             while not self.done():
                 if expiry is not None and expiry.expired:
@@ -231,7 +221,7 @@ class VideoJob:
                     state.forget(waiter)
         finally:
             if expiry is not None:
-                end_deadline(expiry)
+                end_deadline(expiry, clock)
             self._waiters -= 1
             if self._waiters == 0:
                 self._poller.unwatch(state)
@@ -327,7 +317,7 @@ class Jobs:
         poller: The poller every job of the client is read by.
     """
 
-    def __init__(self, poller: Poller) -> None:
+    def __init__(self, poller: JobPoller) -> None:
         self.poller = poller
         """The single background poller of this client."""
 
@@ -353,3 +343,61 @@ class Jobs:
         )
         job.created = created
         return job
+
+
+# -- how a job reads (its repr; the notebook's views show the same fields) ----------------
+
+
+UNKNOWN = "?"
+"""What a value not known yet reads as, in text and HTML alike."""
+
+
+def job_fields(state: JobState) -> list[tuple[str, str]]:
+    """What a job's text (and the notebook's HTML) show, as (name, value) pairs."""
+    ids = state.video_ids
+    fields = [
+        ("video", ids[0] if ids else UNKNOWN),
+        ("project", state.project_id or UNKNOWN),
+        ("status", state.status or UNKNOWN),
+        ("progress", percent(state.progress)),
+    ]
+    if len(ids) > 1:
+        fields.append(("videos", str(len(ids))))
+    video = state.result
+    if video is not None:
+        if video.name:
+            fields.append(("name", video.name))
+        if (seconds := duration(video)) is not None:
+            fields.append(("duration", seconds))
+    if state.error is not None:
+        fields.append(("message", error_text(state.error)))
+    return fields
+
+
+def job_text(state: JobState) -> str:
+    """``<VideoJob video=... project=... status=... progress=40%>`` (and name, message)."""
+    return f"<VideoJob {pairs(job_fields(state))}>"
+
+
+def percent(progress: int | None) -> str:
+    """``40%``, or ``?`` before the first read."""
+    return UNKNOWN if progress is None else f"{progress}%"
+
+
+def duration(video: VideoDetail) -> str | None:
+    """``12.0s`` from the detail's seconds (or its frames at 25 fps), None if unknown."""
+    seconds = video.duration_in_seconds
+    if seconds is None and video.duration_in_frames:
+        seconds = video.duration_in_frames / 25
+    return None if seconds is None else f"{seconds:.1f}s"
+
+
+def error_text(error: BaseException) -> str:
+    """The service's message for an API error, else the error as text."""
+    return error.message if isinstance(error, APIError) else str(error) or type(error).__name__
+
+
+def pairs(fields: Sequence[tuple[str, str]]) -> str:
+    """``name=value`` pairs; free text (names, messages) quoted with ``repr``."""
+    quoted = ("name", "message", "error")
+    return " ".join(f"{k}={v!r}" if k in quoted else f"{k}={v}" for k, v in fields)

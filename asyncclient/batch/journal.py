@@ -177,9 +177,7 @@ class Journal:
         if sync:
             os.fsync(self._file.fileno())
 
-    def record(
-        self, event: JournalEvent, index: int, fingerprint: str, **data: Any
-    ) -> RowState:
+    def record(self, event: JournalEvent, index: int, fingerprint: str, **data: Any) -> RowState:
         """Append one event of a row and update its state.
 
         Raises:

@@ -12,9 +12,9 @@ from attrs import frozen
 
 from asyncclient._states import RowOutcome
 from asyncclient.awaiting.jobs import DEFAULT_WAIT_TIMEOUT
+from asyncclient.http.prepared import PreparedCreation, check_creation
 from asyncclient.models.requests import CreationRequest, TemplateGenerationRequest
 from asyncclient.models.videos import VideoDetail
-from asyncclient.resources.prepared import PreparedCreation, check_creation
 
 __all__ = [
     "BatchOptions",
@@ -26,6 +26,7 @@ __all__ = [
     "items_from_requests",
     "named",
 ]
+
 
 @frozen(kw_only=True)
 class BatchSettings:
@@ -41,6 +42,9 @@ class BatchSettings:
         budget: Credits the batch may spend; later rows are ``skipped``.
         cost_per_row: Credits a row costs; learnt from the first video if omitted.
         wait_timeout: How long to wait for each video (``None``: forever).
+        read_charges: Read the detail of each video this run submitted once it ended
+            (one GET per row) for its ``usedCredits``, which the video list leaves
+            out: ``batch.report().credits_spent`` is then what the service charged.
     """
 
     spacing: float = 1.0
@@ -50,6 +54,7 @@ class BatchSettings:
     budget: int | None = None
     cost_per_row: int | None = None
     wait_timeout: float | None = DEFAULT_WAIT_TIMEOUT
+    read_charges: bool = False
 
     def __attrs_post_init__(self) -> None:
         if self.concurrency < 1:
@@ -66,6 +71,7 @@ class BatchOptions(TypedDict, total=False):
     budget: int | None
     cost_per_row: int | None
     wait_timeout: float | None
+    read_charges: bool
 
 
 @frozen(kw_only=True)
@@ -155,9 +161,7 @@ class Item:
         return self.prepared.fingerprint if self.prepared else ""
 
     @classmethod
-    def of(
-        cls, index: int, request: CreationRequest | None, found: Sequence[str] = ()
-    ) -> Item:
+    def of(cls, index: int, request: CreationRequest | None, found: Sequence[str] = ()) -> Item:
         """Check ``request`` (when the row built one) and keep every problem found."""
         problems = list(found)
         prepared = None

@@ -1,7 +1,8 @@
 """``asyncclient batch``: one template video per row of a CSV or JSON Lines file.
 
-A run says what earlier runs had done (from the journal) and what it submitted and
-spent itself; ``--json`` prints one document: the summary and a record per row.
+A run says what earlier runs had done (from the journal, as the batch read it) and
+what it submitted and spent itself, from the batch's report; ``--json`` prints one
+document: the summary and a record per row.
 """
 
 from __future__ import annotations
@@ -16,21 +17,15 @@ from typing import Any
 
 from attrs import frozen
 
+from asyncclient._states import BatchPhase
+from asyncclient.batch.report import BatchReport, BatchUpdate
 from asyncclient.batch.runner import Batch, RowResult
 from asyncclient.cli.exits import EXIT_INTERRUPTED, EXIT_OK, EXIT_PARTIAL, EXIT_USAGE
-from asyncclient.cli.journal import JournalView, ThisRun, this_run_text
+from asyncclient.cli.journal import earlier_of, resuming_text, this_run_text
 from asyncclient.cli.output import error, note, print_json
-from asyncclient.cli.progress import Earlier, ProgressDisplay
+from asyncclient.cli.progress import ProgressDisplay
 from asyncclient.cli.resources import add_connection_args
-from asyncclient.cli.results import (
-    OUTCOMES,
-    Downloaded,
-    counts,
-    download_results,
-    row_records,
-    run_batch,
-    spent_credits,
-)
+from asyncclient.cli.results import Downloaded, counts, download_results, row_records, run_batch
 from asyncclient.client import AsyncClient
 
 __all__ = ["batch_command", "interrupt_reported", "read_rows", "register"]
@@ -145,12 +140,10 @@ async def batch_command(args: argparse.Namespace, client: AsyncClient) -> int:
     journal = Path(args.journal) if args.journal else path.with_suffix(".journal.jsonl")
     try:
         rows = read_rows(path)
-        before = JournalView.read(journal)
     except (OSError, ValueError) as exc:
         error(str(exc))
         return EXIT_USAGE
-    intro = _resuming(before, len(rows), journal) if before.last_events() else None
-    display = ProgressDisplay(earlier=before.earlier(), intro=intro)
+    display = ProgressDisplay()
     batch = client.templates.generate_many(
         args.template,
         rows,
@@ -160,20 +153,41 @@ async def batch_command(args: argparse.Namespace, client: AsyncClient) -> int:
         journal=journal,
         on_progress=display,
         budget=args.budget,
+        read_charges=True,  # credits spent: what the service charged each row
     )
+    opened = _JournalRead(batch, display, journal)
+    batch.subscribe(opened)
     try:
         results = await run_batch(batch)
     except asyncio.CancelledError:  # Ctrl-C: the batch and its journal are closed by now
         display.close()
-        return _interrupted(args, batch, rows, before, journal)
-    except ValueError as exc:  # the journal of other rows, a damaged one, a changed row
-        display.close()
+        return _interrupted(args, batch, rows, journal)
+    except (OSError, ValueError) as exc:  # the journal of other rows, a damaged one, a
+        display.close()  # changed row; a journal that cannot be read (a directory, say)
+        if isinstance(exc, OSError) and opened.read:
+            raise
         error(str(exc))
         return EXIT_USAGE
-    run = JournalView.read(journal).since(before)
-    credits = await spent_credits(client, run.accepted, results)
-    report = _Report(rows, results, before.earlier(), run, credits, journal)
-    return await _finish(args, client, report)
+    return await _finish(args, client, _Report(rows, results, batch.report(), journal))
+
+
+class _JournalRead:
+    """Tells the progress display what the journal said of earlier runs, once the batch
+    read it (it then submits: before its first progress report)."""
+
+    def __init__(self, batch: Batch, display: ProgressDisplay, journal: Path) -> None:
+        self._batch = batch
+        self._display = display
+        self._journal = journal
+        self.read = False
+        """Whether the batch read (and accepted) its journal."""
+
+    def __call__(self, update: BatchUpdate) -> None:
+        if update.phase is BatchPhase.SUBMITTING and not self.read:
+            self.read = True
+            report = self._batch.report()
+            intro = resuming_text(report, self._journal) if report.resuming else None
+            self._display.resume(earlier_of(report), intro)
 
 
 @frozen
@@ -182,9 +196,7 @@ class _Report:
 
     rows: Sequence[Any]
     results: Sequence[RowResult]
-    earlier: Earlier
-    run: ThisRun
-    credits: int | None
+    report: BatchReport
     journal: Path
 
 
@@ -198,7 +210,7 @@ async def _finish(args: argparse.Namespace, client: AsyncClient, report: _Report
     if args.out:
         text = "".join(json.dumps(record) + "\n" for record in records)
         await asyncio.to_thread(Path(args.out).write_text, text, encoding="utf-8")
-    tally = counts(results)
+    tally = counts(report.report)
     code = EXIT_OK if tally["completed"] == len(results) else EXIT_PARTIAL
     if args.json:
         summary = _summary_of(report, tally, downloaded, code)
@@ -214,18 +226,6 @@ async def _finish(args: argparse.Namespace, client: AsyncClient, report: _Report
     return code
 
 
-def _resuming(before: JournalView, total: int, journal: Path) -> str:
-    """The note that a run picks up from its journal."""
-    last = list(before.last_events().values())
-    done, accepted, cut = (last.count(ev) for ev in ("done", "accepted", "submit"))
-    text = f"resuming from {journal}: {done} of {total} rows already done"
-    if accepted:
-        text += f", {accepted} submitted earlier (awaited, not sent again)"
-    if cut:
-        text += f", {cut} cut off while submitting (looked for with the service first)"
-    return text
-
-
 def _print_summary(
     report: _Report, tally: dict[str, int], downloaded: Downloaded, folder: str | None
 ) -> None:
@@ -235,7 +235,7 @@ def _print_summary(
         f"{tally['rejected']} rejected, {tally['skipped']} skipped{unresolved} "
         f"(journal: {report.journal})"
     )
-    print(this_run_text(len(report.results), report.earlier, report.run, report.credits))
+    print(this_run_text(report.report))
     if folder is not None:
         print(downloaded.text(folder))
 
@@ -243,14 +243,15 @@ def _print_summary(
 def _summary_of(
     report: _Report, tally: dict[str, int], downloaded: Downloaded, code: int
 ) -> dict[str, Any]:
+    run = report.report
     return {
         "rows": len(report.results),
         **tally,
-        "doneBefore": report.earlier.finished,
-        "submittedBefore": report.earlier.sent,
-        "submitted": len(report.run.submitted),
-        "creditsSpent": report.credits,
-        "maybeCharged": len(report.run.unanswered),
+        "doneBefore": run.done_before,
+        "submittedBefore": run.submitted_before,
+        "submitted": run.submitted,
+        "creditsSpent": run.credits_spent,
+        "maybeCharged": run.maybe_charged,
         "downloaded": downloaded.fetched,
         "journal": str(report.journal),
         "interrupted": False,
@@ -262,25 +263,23 @@ interrupt_reported = False
 """Set once the one line about an interruption was printed (``cli.main`` reads it)."""
 
 
-def _interrupted(
-    args: argparse.Namespace, batch: Batch, rows: Sequence[Any], before: JournalView, journal: Path
-) -> int:
+def _interrupted(args: argparse.Namespace, batch: Batch, rows: Sequence[Any], journal: Path) -> int:
     """Say once what an interrupted run did (and print its document with ``--json``)."""
     global interrupt_reported
     interrupt_reported = True
-    p = batch.progress
-    sent = len(JournalView.read(journal).since(before).submitted)
+    report = batch.report()
+    tally = counts(report)
     note(
-        f"interrupted: {p.finished} of {p.total} rows finished, {sent} submitted by this run, "
-        f"every submission recorded in {journal}; run the same command again to resume"
+        f"interrupted: {sum(tally.values())} of {report.rows} rows finished, "
+        f"{report.submitted} submitted by this run, every submission recorded in {journal}; "
+        "run the same command again to resume"
     )
     if args.json:
-        earlier = before.earlier()
-        summary = {"rows": p.total, **{name: getattr(p, name) for name in OUTCOMES}}
+        summary: dict[str, Any] = {"rows": report.rows, **tally}
         summary.update(
-            doneBefore=earlier.finished,
-            submittedBefore=earlier.sent,
-            submitted=sent,
+            doneBefore=report.done_before,
+            submittedBefore=report.submitted_before,
+            submitted=report.submitted,
             journal=str(journal),
             interrupted=True,
             exitCode=EXIT_INTERRUPTED,

@@ -6,22 +6,16 @@ import argparse
 import contextlib
 import os
 import tempfile
-import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from asyncclient.batch.runner import RowResult
+from asyncclient._clock import SYSTEM_CLOCK
+from asyncclient.batch.report import BatchReport
 from asyncclient.cli.exits import EXIT_OK, EXIT_PARTIAL, EXIT_USAGE
 from asyncclient.cli.output import error, note, print_json, print_summary
 from asyncclient.cli.progress import ProgressDisplay
-from asyncclient.cli.results import (
-    counts,
-    download_results,
-    row_records,
-    run_batch,
-    spent_credits,
-)
+from asyncclient.cli.results import counts, download_results, row_records, run_batch
 from asyncclient.cli.terminal import format_duration
 from asyncclient.client import ENV_API_KEY, ENV_BASE_URL, AsyncClient
 from asyncclient.ratelimit import Plan
@@ -138,17 +132,22 @@ async def _run(
         print(intro)
     # The emulator's minute passes in a second: space submissions by its clock.
     spacing = 1.0 / DEMO_SCALE if emulator is not None else 1.0
-    started = time.monotonic()
+    started = SYSTEM_CLOCK.monotonic()
     rows = _demo_rows(args.rows)
     batch = client.templates.generate_many(
-        template, rows, spacing=spacing, on_progress=ProgressDisplay()
+        template,
+        rows,
+        spacing=spacing,
+        on_progress=ProgressDisplay(),
+        read_charges=emulator is None,  # the emulator counts what it charged itself
     )
     results = await run_batch(batch)
     with _folder(args.download) as folder:
         downloaded = await download_results(client, results, folder)
-    figures = await _figures(client, results, emulator, time.monotonic() - started)
+    report = batch.report()
+    figures = _figures(client, report, emulator, SYSTEM_CLOCK.monotonic() - started)
     figures.update(downloaded=downloaded.fetched, folder=args.download)
-    tally = counts(results)
+    tally = counts(report)
     code = EXIT_OK if tally["completed"] + tally["failed"] == len(results) else EXIT_PARTIAL
     if args.json:
         figures.update(emulator=emulator is not None, exitCode=code)
@@ -174,22 +173,20 @@ _LABELS = (
 """The summary table's rows: a figure's key (as in ``--json``) and its label."""
 
 
-async def _figures(
-    client: AsyncClient, results: Sequence[RowResult], emulator: Any, elapsed: float
+def _figures(
+    client: AsyncClient, report: BatchReport, emulator: Any, elapsed: float
 ) -> dict[str, Any]:
     """The demo's figures, keyed as in ``--json``."""
-    tally = counts(results)
     if emulator is not None:
         team = emulator.team_id(client._transport._api_key)
         credits: int | None = emulator.counters.credits_spent[team]
         served_429 = emulator.counters.rate_limited
     else:
-        finished = [r.index for r in results if r.status in ("completed", "failed")]
-        credits = await spent_credits(client, finished, results)
+        credits = report.credits_spent  # what the service charged, row by row
         served_429 = client.stats.rate_limited
     return {
-        "rows": len(results),
-        **tally,
+        "rows": report.rows,
+        **counts(report),
         "seconds": round(elapsed, 1),
         "creditsUsed": credits,
         "requests": client.stats.requests,

@@ -1,128 +1,72 @@
-"""What a batch's journal says about earlier runs and about this one, for the reports.
+"""What a batch's report says of earlier runs and of this one, in words.
 
-The batch owns its journal (:mod:`asyncclient.batch.journal`); the command line only reads
-it, before the run (rows done or submitted by earlier runs) and after it (the records
-this run appended: what it submitted, and so paid for). Only whole, readable lines
-count, as the journal itself counts them.
+The batch owns its journal (:mod:`asyncclient.batch.journal`) and says what it read
+there and what this run did in its report (:class:`~asyncclient.batch.report.BatchReport`);
+the command line words it: the note that a run resumes, and the line on what this run
+submitted and spent.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
-from attrs import frozen
-
+from asyncclient._states import JournalEvent
+from asyncclient.batch.report import BatchReport
 from asyncclient.cli.progress import Earlier
 
-__all__ = ["JournalView", "ThisRun", "this_run_text"]
-
-_SENT = frozenset({"submit", "accepted", "done"})
+__all__ = ["earlier_of", "resuming_text", "this_run_text"]
 
 
-def _records(path: Path) -> list[dict[str, Any]]:
-    """The readable row records of the file (none when it is missing)."""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return []
-    records = []
-    for line in data.split(b"\n")[:-1]:  # what follows the last newline is torn
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(record, dict) and "ev" in record:
-            records.append(record)
-    return records
+def earlier_of(report: BatchReport) -> Earlier:
+    """What earlier runs did, by the journal as this run found it."""
+    return Earlier(finished=report.done_before, sent=report.submitted_before)
 
 
-@frozen
-class ThisRun:
-    """What one run of a batch did, by the records it appended to the journal."""
+def resuming_text(report: BatchReport, journal: Path) -> str:
+    """The note that a run picks up from its journal.
 
-    submitted: frozenset[int]
-    """Rows this run sent to the service (a ``submit`` record)."""
-    accepted: frozenset[int]
-    """Of those, rows the service accepted: charged by this run."""
-    unanswered: frozenset[int]
-    """Of those, rows still without an answer (unresolved): maybe charged."""
-
-
-@frozen
-class JournalView:
-    """The journal's records, read once: ``JournalView.read(path)``."""
-
-    records: Sequence[dict[str, Any]]
-
-    @classmethod
-    def read(cls, path: Path) -> JournalView:
-        """Read the journal at ``path`` (empty when it does not exist).
-
-        Raises:
-            OSError: The file exists but cannot be read (a directory, say).
-        """
-        return cls(tuple(_records(path)))
-
-    def last_events(self) -> dict[int, str]:
-        """Each row's last event."""
-        last: dict[int, str] = {}
-        for record in self.records:
-            if "i" in record:
-                last[int(record["i"])] = str(record["ev"])
-        return last
-
-    def earlier(self) -> Earlier:
-        """What the runs that wrote these records did."""
-        last = self.last_events().values()
-        return Earlier(
-            finished=sum(ev == "done" for ev in last),
-            sent=sum(ev in _SENT for ev in last),
-        )
-
-    def since(self, before: JournalView) -> ThisRun:
-        """What was appended after ``before`` was read (this run, read after it)."""
-        new = [r for r in self.records[len(before.records) :] if "i" in r]
-        submitted = {int(r["i"]) for r in new if r["ev"] == "submit"}
-        accepted = {int(r["i"]) for r in new if r["ev"] == "accepted"} & submitted
-        last = self.last_events()
-        return ThisRun(
-            submitted=frozenset(submitted),
-            accepted=frozenset(accepted),
-            unanswered=frozenset(i for i in submitted if last.get(i) == "submit"),
-        )
+    Returns:
+        E.g. ``resuming from j.jsonl: 2 of 6 rows already done, 1 submitted earlier
+        (awaited, not sent again)``.
+    """
+    before = report.before
+    done, accepted = report.done_before, before.get(JournalEvent.ACCEPTED, 0)
+    cut = before.get(JournalEvent.SUBMIT, 0)
+    text = f"resuming from {journal}: {done} of {report.rows} rows already done"
+    if accepted:
+        text += f", {accepted} submitted earlier (awaited, not sent again)"
+    if cut:
+        text += f", {cut} cut off while submitting (looked for with the service first)"
+    return text
 
 
-def this_run_text(total: int, earlier: Earlier, run: ThisRun, credits: int | None) -> str:
+def this_run_text(report: BatchReport) -> str:
     """One line on what this run submitted and spent, and what earlier runs had done.
 
     Args:
-        total: Rows of the batch.
-        earlier: What the journal said before this run.
-        run: What this run appended to the journal.
-        credits: Credits this run spent, None when unknown.
+        report: The batch's report, after its run.
 
     Returns:
         The line, e.g. ``this run: nothing submitted, nothing charged: all 4 rows were
         already done (journal)``.
     """
-    if not run.submitted and earlier.finished == total:
+    total, done_before, sent_before = report.rows, report.done_before, report.submitted_before
+    if not report.submitted and done_before == total:
         return (
             f"this run: nothing submitted, nothing charged: all {total} rows were already "
             "done (journal)"
         )
-    if run.submitted:
+    if report.submitted:
+        credits = report.credits_spent
         spent = f"{credits} credits spent" if credits is not None else "credits spent unknown"
-        head = f"this run: {len(run.submitted)} rows submitted, {spent}"
-        if run.unanswered:
-            head += f" (and {len(run.unanswered)} unresolved rows may have been charged)"
+        head = f"this run: {report.submitted} rows submitted, {spent}"
+        if report.maybe_charged:
+            head += f" (and {report.maybe_charged} unresolved rows may have been charged)"
     else:
         head = "this run: nothing submitted, nothing charged"
     before = []
-    if earlier.finished:
-        before.append(f"{earlier.finished} rows were already done")
-    if earlier.sent > earlier.finished:
-        before.append(f"{earlier.sent - earlier.finished} submitted earlier were awaited")
+    if done_before:
+        before.append(f"{done_before} rows were already done")
+    if sent_before > done_before:
+        before.append(f"{sent_before - done_before} submitted earlier were awaited")
     return head + (f"; {', '.join(before)} (journal)" if before else "")

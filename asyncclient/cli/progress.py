@@ -4,12 +4,12 @@ a few plain lines elsewhere (no ANSI codes), see :mod:`asyncclient.cli.terminal`
 from __future__ import annotations
 
 import sys
-import time
 from collections.abc import Callable
 from typing import TextIO
 
 from attrs import frozen
 
+from asyncclient._clock import SYSTEM_CLOCK
 from asyncclient.batch.runner import BatchProgress
 from asyncclient.cli.terminal import LiveLine, bar, format_bytes, format_duration
 
@@ -38,7 +38,7 @@ class ProgressDisplay:
         width: Characters of the bar.
         every: Least seconds between two plain lines (off a terminal).
         earlier: What the journal says earlier runs did.
-        clock: Seconds, for pacing plain lines (``time.monotonic``).
+        clock: Seconds, for pacing plain lines (the system clock's monotonic seconds).
         tty: Whether ``stream`` is a terminal (default: asked of the stream).
         intro: A line written before the first update (the batch reports first once
             its journal was opened and accepted).
@@ -51,7 +51,7 @@ class ProgressDisplay:
         width: int = 24,
         every: float = 2.0,
         earlier: Earlier | None = None,
-        clock: Callable[[], float] = time.monotonic,
+        clock: Callable[[], float] = SYSTEM_CLOCK.monotonic,
         tty: bool | None = None,
         intro: str | None = None,
     ) -> None:
@@ -87,6 +87,12 @@ class ProgressDisplay:
             parts.append(f"ETA {format_duration(left / rate * 60 if rate else None)}")
         return "  ".join(parts)
 
+    def resume(self, earlier: Earlier, intro: str | None = None) -> None:
+        """What the journal says earlier runs did, learnt once the batch read it (before
+        its first update), and the line to write before the first update."""
+        self._earlier = earlier
+        self._intro = intro
+
     def __call__(self, p: BatchProgress) -> None:
         final = p.finished >= p.total
         if self._ended and final:
@@ -117,7 +123,7 @@ class DownloadProgress:
         label: str,
         stream: TextIO | None = None,
         *,
-        clock: Callable[[], float] = time.monotonic,
+        clock: Callable[[], float] = SYSTEM_CLOCK.monotonic,
         tty: bool | None = None,
     ) -> None:
         out = stream or sys.stderr
@@ -167,7 +173,7 @@ class FilesProgress:
         total: int,
         stream: TextIO | None = None,
         *,
-        clock: Callable[[], float] = time.monotonic,
+        clock: Callable[[], float] = SYSTEM_CLOCK.monotonic,
         tty: bool | None = None,
     ) -> None:
         out = stream or sys.stderr

@@ -9,14 +9,12 @@ API error or a FAILED video, 2 bad input or configuration, 3 ``videos wait`` tim
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import sys
-import time
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import Any, cast
 
-from asyncclient._clock import Clock
+from asyncclient._clock import SYSTEM_CLOCK, Clock, within
 from asyncclient._convert import converter
 from asyncclient.cli.exits import EXIT_CONFIG, EXIT_ERROR, EXIT_OK, EXIT_TIMEOUT, EXIT_USAGE
 from asyncclient.cli.output import error, print_json, print_record, print_table
@@ -222,17 +220,18 @@ async def videos_wait(args: argparse.Namespace, client: AsyncClient) -> int:
             progress = update.progress or 0
             shown = f"{bar(progress / 100)} " if line.tty else ""
             text = f"{args.id}: {shown}{update.status} {progress}%"
-            line.update(text, now=time.monotonic(), final=job.done())
+            line.update(text, now=SYSTEM_CLOCK.monotonic(), final=job.done())
 
     try:
         try:
-            await asyncio.wait_for(follow(), args.timeout)
+            # --timeout is the person's seconds: on the real clock, whatever paces the client
+            finished = await within(SYSTEM_CLOCK, args.timeout, follow)
         finally:
             line.close()
+        if not finished:
+            error(f"video {args.id} not finished after {args.timeout:g} s (last: {job.status})")
+            return EXIT_TIMEOUT
         video = job.result()
-    except asyncio.TimeoutError:
-        error(f"video {args.id} not finished after {args.timeout:g} s (last: {job.status})")
-        return EXIT_TIMEOUT
     except VideoFailedError as exc:
         if args.json and exc.video is not None:
             print_json(converter.unstructure(exc.video))

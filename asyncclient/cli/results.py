@@ -1,22 +1,23 @@
 """What ``batch`` and ``demo`` share: running a batch with its rejections said first,
-the rows by outcome, the per-row records of ``--out`` and ``--json``, the credits
-spent, and downloading the completed videos with a progress bar."""
+the rows by outcome (from the batch's report), the per-row records of ``--out`` and
+``--json``, and downloading the completed videos with a progress bar."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from attrs import frozen
 
+from asyncclient._states import ROW, RowOutcome
 from asyncclient.awaiting.tasks import TaskScope
+from asyncclient.batch.report import BatchReport
 from asyncclient.batch.runner import Batch, RowResult
 from asyncclient.cli.output import note
 from asyncclient.cli.progress import FilesProgress
 from asyncclient.client import AsyncClient
-from asyncclient.errors import APIError
 
 __all__ = [
     "OUTCOMES",
@@ -25,10 +26,11 @@ __all__ = [
     "download_results",
     "row_records",
     "run_batch",
-    "spent_credits",
 ]
 
-OUTCOMES = ("completed", "failed", "rejected", "skipped", "unresolved")
+OUTCOMES = tuple(outcome.value for outcome in RowOutcome if ROW.is_terminal(outcome))
+"""A row's outcomes once it ended (``completed``, ``failed``, ``rejected``, ``skipped``,
+``unresolved``): the keys of the counts printed and of ``--json``."""
 
 
 async def run_batch(batch: Batch) -> list[RowResult]:
@@ -49,12 +51,10 @@ async def run_batch(batch: Batch) -> list[RowResult]:
     return await batch
 
 
-def counts(results: Sequence[RowResult]) -> dict[str, int]:
-    """Rows by outcome: completed, failed, rejected, skipped, unresolved."""
-    tally = dict.fromkeys(OUTCOMES, 0)
-    for result in results:
-        tally[result.status] += 1
-    return tally
+def counts(report: BatchReport) -> dict[str, int]:
+    """Rows by outcome, as the batch's report counts them: completed, failed, rejected,
+    skipped, unresolved."""
+    return {name: report.count(RowOutcome(name)) for name in OUTCOMES}
 
 
 def row_records(
@@ -142,29 +142,3 @@ def _already_there(target: Path, size: int | None) -> bool:
         return bool(size) and target.stat().st_size == size
     except OSError:
         return False
-
-
-async def spent_credits(
-    client: AsyncClient, charged: Collection[int], results: Sequence[RowResult]
-) -> int | None:
-    """Credits the ``charged`` rows cost: their number times one video's ``usedCredits``
-    (one read; rows of one template cost alike).
-
-    Args:
-        client: Reads the video.
-        charged: Indexes of the rows the service accepted.
-        results: The batch's results.
-
-    Returns:
-        The credits; 0 for no row; None when no video's cost could be read.
-    """
-    if not charged:
-        return 0
-    ids = [r.video_id for r in results if r.index in charged and r.video_id]
-    if not ids:
-        return None
-    try:
-        used = (await client.videos.get(ids[0])).used_credits
-    except APIError:
-        return None
-    return None if used is None else used * len(charged)

@@ -7,17 +7,36 @@ known yet (a progress before the first read, a video id a template job has not
 learnt) is shown as ``?`` in both. Anything that came from the service or the user
 (names, messages, URLs) is escaped, and only ``http(s)`` URLs go into ``src`` or
 ``href``. A notebook's live display (``asyncclient.notebook.live``) shows these.
+
+The text is the objects' own ``repr`` (the fields come from the core:
+:func:`~asyncclient.awaiting.jobs.job_fields`,
+:func:`~asyncclient.batch.text.batch_fields`); the HTML and a batch's table of rows
+are the notebook's.
 """
 
 from __future__ import annotations
 
-import asyncio
 import html
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Protocol
 
+from asyncclient.awaiting.jobs import (
+    UNKNOWN,
+    duration,
+    error_text,
+    job_fields,
+    job_text,
+    percent,
+)
 from asyncclient.awaiting.state import JobState
-from asyncclient.errors import APIError
+from asyncclient.batch.text import (
+    UNDER_WAY,
+    Summarised,
+    batch_fields,
+    batch_line,
+    phase_word,
+    rows_known,
+)
 from asyncclient.models.videos import VideoDetail
 
 __all__ = [
@@ -30,10 +49,13 @@ __all__ = [
     "batch_html",
     "batch_phase",
     "batch_text",
+    "duration",
+    "error_text",
     "job_bundle",
     "job_fields",
     "job_html",
     "job_text",
+    "percent",
 ]
 
 Bundle = dict[str, str]
@@ -41,36 +63,6 @@ Bundle = dict[str, str]
 
 MAX_ROWS = 100
 """Most rows a batch's table shows (rows that did not complete first)."""
-
-UNKNOWN = "?"
-"""What a value not known yet reads as, in text and HTML alike."""
-
-
-class _Progress(Protocol):
-    """A batch's counts (``BatchProgress``)."""
-
-    @property
-    def total(self) -> int: ...
-    @property
-    def submitted(self) -> int: ...
-    @property
-    def resumed(self) -> int: ...
-    @property
-    def completed(self) -> int: ...
-    @property
-    def failed(self) -> int: ...
-    @property
-    def rejected(self) -> int: ...
-    @property
-    def skipped(self) -> int: ...
-    @property
-    def unresolved(self) -> int: ...
-    @property
-    def finished(self) -> int: ...
-    @property
-    def rate(self) -> float: ...
-    @property
-    def eta(self) -> float | None: ...
 
 
 class _Row(Protocol):
@@ -88,47 +80,14 @@ class _Row(Protocol):
     def video_id(self) -> str | None: ...
 
 
-class ShownBatch(Protocol):
-    """What a shown batch offers (``Batch``)."""
+class ShownBatch(Summarised, Protocol):
+    """What a shown batch offers (``Batch``): its phase, error, progress and results."""
 
-    @property
-    def _task(self) -> asyncio.Task[Any] | None: ...
-    @property
-    def _items(self) -> Sequence[object] | None: ...
-    @property
-    def progress(self) -> _Progress: ...
     @property
     def results(self) -> Sequence[_Row]: ...
 
 
 # -- a job ------------------------------------------------------------------------------
-
-
-def job_fields(state: JobState) -> list[tuple[str, str]]:
-    """What a job's text and HTML both show, as (name, value) pairs."""
-    ids = state.video_ids
-    fields = [
-        ("video", ids[0] if ids else UNKNOWN),
-        ("project", state.project_id or UNKNOWN),
-        ("status", state.status or UNKNOWN),
-        ("progress", percent(state.progress)),
-    ]
-    if len(ids) > 1:
-        fields.append(("videos", str(len(ids))))
-    video = state.result
-    if video is not None:
-        if video.name:
-            fields.append(("name", video.name))
-        if (seconds := duration(video)) is not None:
-            fields.append(("duration", seconds))
-    if state.error is not None:
-        fields.append(("message", error_text(state.error)))
-    return fields
-
-
-def job_text(state: JobState) -> str:
-    """``<VideoJob video=... project=... status=... progress=40%>`` (and name, message)."""
-    return f"<VideoJob {_pairs(job_fields(state))}>"
 
 
 def job_html(state: JobState) -> str:
@@ -184,52 +143,21 @@ def job_bundle(state: JobState) -> Bundle:
 # -- a batch ----------------------------------------------------------------------------
 
 
-_UNDER_WAY = ("not started", "preparing", "running")
+_UNDER_WAY = UNDER_WAY
 """The phases before a batch ended: a summary only, no table of rows."""
 
 
 def batch_phase(batch: ShownBatch) -> tuple[str, str | None]:
     """Where the batch is (``not started``, ``preparing``, ``running``, ``done``,
     ``cancelled``, ``stopped``) and, once stopped by an error, that error."""
-    task = batch._task
-    if task is None:
-        return "not started", None
-    if not task.done():
-        return ("preparing" if batch._items is None else "running"), None
-    if task.cancelled():
-        return "cancelled", None
-    error = task.exception()
-    if error is not None:
-        return "stopped", error_text(error)
-    return "done", None
-
-
-def batch_fields(batch: ShownBatch) -> list[tuple[str, str]]:
-    """What a batch's text and HTML both show, as (name, value) pairs."""
-    phase, error = batch_phase(batch)
-    p = batch.progress
-    total = str(p.total) if batch._items is not None else UNKNOWN
-    fields = [("state", phase), ("finished", f"{p.finished}/{total}")]
-    counts = [("completed", p.completed), ("failed", p.failed), ("rejected", p.rejected)]
-    counts += [(k, n) for k, n in (("skipped", p.skipped), ("unresolved", p.unresolved)) if n]
-    fields += [(k, str(n)) for k, n in counts]
-    fields.append(("submitted", str(p.submitted)))
-    if p.resumed:  # sent by an earlier run (the journal): awaited, not sent again
-        fields.append(("resumed", str(p.resumed)))
-    if phase == "running":
-        fields.append(("rate", f"{p.rate:.1f}/min"))
-        fields.append(("eta", UNKNOWN if p.eta is None else _seconds(p.eta)))
-    if error is not None:
-        fields.append(("error", error))
-    return fields
+    return phase_word(batch)
 
 
 def batch_text(batch: ShownBatch, *, rows: bool = False) -> str:
     """``<Batch running: finished=3/20 completed=2 ...>``, then, when ``rows`` and the
     batch ended, one line per row (what the HTML's table shows)."""
-    fields = batch_fields(batch)
-    line = f"<Batch {fields[0][1]}: {_pairs(fields[1:])}>"
-    if not rows or fields[0][1] in _UNDER_WAY:
+    line = batch_line(batch)
+    if not rows or phase_word(batch)[0] in _UNDER_WAY:
         return line
     shown, hidden = _rows_shown(batch)
     lines = [line]
@@ -249,7 +177,7 @@ def batch_html(batch: ShownBatch) -> str:
     bar = ""
     if phase in _UNDER_WAY[1:]:
         p = batch.progress
-        bar = " " + _bar(p.finished if batch._items is not None else None, p.total or 1)
+        bar = " " + _bar(p.finished if rows_known(batch) else None, p.total or 1)
     parts = [
         '<div class="asyncclient-batch">',
         f"<div><b>Batch</b> {_e(phase)}{bar}</div>",
@@ -316,35 +244,6 @@ def batch_bundle(batch: ShownBatch) -> Bundle:
 
 
 # -- small pieces -----------------------------------------------------------------------
-
-
-def percent(progress: int | None) -> str:
-    """``40%``, or ``?`` before the first read."""
-    return UNKNOWN if progress is None else f"{progress}%"
-
-
-def duration(video: VideoDetail) -> str | None:
-    """``12.0s`` from the detail's seconds (or its frames at 25 fps), None if unknown."""
-    seconds = video.duration_in_seconds
-    if seconds is None and video.duration_in_frames:
-        seconds = video.duration_in_frames / 25
-    return None if seconds is None else f"{seconds:.1f}s"
-
-
-def error_text(error: BaseException) -> str:
-    """The service's message for an API error, else the error as text."""
-    return error.message if isinstance(error, APIError) else str(error) or type(error).__name__
-
-
-def _seconds(seconds: float) -> str:
-    whole = round(seconds)
-    return f"{whole // 60}m{whole % 60:02d}s" if whole >= 60 else f"{whole}s"
-
-
-def _pairs(fields: Sequence[tuple[str, str]]) -> str:
-    """``name=value`` pairs; free text (names, messages) quoted with ``repr``."""
-    quoted = ("name", "message", "error")
-    return " ".join(f"{k}={v!r}" if k in quoted else f"{k}={v}" for k, v in fields)
 
 
 def _bar(value: int | None, maximum: int) -> str:

@@ -10,6 +10,10 @@ the client's clock), except the last, which is sent as soon as the job or batch 
 Elsewhere (a terminal IPython, no running loop) the display is a snapshot; frontends
 other than IPython read ``_repr_html_`` or ``_repr_mimebundle_``.
 
+The displays attach from outside: a job is followed through ``job.updates()``, a
+batch through ``batch.subscribe`` (its phase and progress reports). Which object has
+a live display is kept here (:data:`_LIVE`, by weak reference), not on the object.
+
 IPython is never imported here unless it is already loaded (``sys.modules``): the
 package does not depend on it. What is shown comes from ``asyncclient.notebook.display``.
 """
@@ -21,13 +25,16 @@ import contextvars
 import importlib
 import logging
 import sys
+import weakref
 from collections.abc import AsyncIterator, Callable
 from typing import Any, Protocol
 
+from asyncclient._clock import SYSTEM_CLOCK, Cancellable, Clock, timers_of
+from asyncclient._states import BATCH_PHASE, BatchPhase
 from asyncclient.awaiting.state import JobState
 from asyncclient.notebook.display import Bundle, ShownBatch, batch_bundle, job_bundle
 
-__all__ = ["MIN_INTERVAL", "Live", "display_batch", "display_job", "follow_batch"]
+__all__ = ["MIN_INTERVAL", "Live", "display_batch", "display_job", "showing"]
 
 logger = logging.getLogger("asyncclient")
 
@@ -38,10 +45,12 @@ _FOLLOWERS: set[asyncio.Task[None]] = set()
 """The tasks updating jobs' displays (held here so that none is collected while it runs)."""
 
 
+_LIVE: weakref.WeakKeyDictionary[Any, Live] = weakref.WeakKeyDictionary()
+"""The live display of each job or batch that has one (only while it runs)."""
+
+
 class _Job(Protocol):
     """What a displayed job offers (``VideoJob``)."""
-
-    _display: Live | None
 
     @property
     def state(self) -> JobState: ...
@@ -51,10 +60,22 @@ class _Job(Protocol):
     def updates(self) -> AsyncIterator[object]: ...
 
 
+class _Update(Protocol):
+    """What a batch tells its listeners (``BatchUpdate``)."""
+
+    @property
+    def phase(self) -> BatchPhase: ...
+
+
 class _LiveBatch(ShownBatch, Protocol):
     """What a displayed batch offers (``Batch``)."""
 
-    _display: Live | None
+    def subscribe(self, listener: Callable[[Any], object]) -> Callable[[], None]: ...
+
+
+def showing(shown: object) -> Live | None:
+    """The live display of a job or batch, while one runs."""
+    return _LIVE.get(shown)
 
 
 class Live:
@@ -63,18 +84,26 @@ class Live:
     Args:
         display: IPython's ``display`` function.
         render: Gives the bundle to show now.
+        clock: Paces the updates (a person watches them: the real clock by default).
     """
 
-    __slots__ = ("_display", "_handle", "_last", "_loop", "_render", "_shown", "_timer")
+    __slots__ = ("_clock", "_display", "_handle", "_last", "_render", "_shown", "_timer", "_timers")
 
-    def __init__(self, display: Callable[..., Any], render: Callable[[], Bundle]) -> None:
+    def __init__(
+        self,
+        display: Callable[..., Any],
+        render: Callable[[], Bundle],
+        *,
+        clock: Clock = SYSTEM_CLOCK,
+    ) -> None:
         self._display = display
         self._render = render
-        self._loop = asyncio.get_running_loop()
+        self._clock = clock
+        self._timers = timers_of(clock)
         self._handle: Any = None
         self._shown: Bundle = {}
-        self._last = self._loop.time()
-        self._timer: asyncio.TimerHandle | None = None
+        self._last = clock.monotonic()
+        self._timer: Cancellable | None = None
 
     def show(self) -> None:
         """Show the display in one more output (the cell that displays the object)."""
@@ -83,16 +112,18 @@ class Live:
             self._handle = self._display(self._shown, raw=True, display_id=True)
         else:
             self._handle.display(self._shown, raw=True)
-        self._last = self._loop.time()
+        self._last = self._clock.monotonic()
 
     def changed(self) -> None:
         """What the object shows changed: update now, or once :data:`MIN_INTERVAL`
         passed since the last update. Never raises."""
         if self._timer is not None:
             return
-        wait = self._last + MIN_INTERVAL - self._loop.time()
+        now = self._clock.monotonic()
+        wait = self._last + MIN_INTERVAL - now
         if wait > 0:
-            self._timer = self._loop.call_later(wait, self.publish, context=_no_cell())
+            outside = _no_cell()  # the update runs outside the displaying cell's context
+            self._timer = self._timers.call_at(now + wait, lambda: outside.run(self.publish))
         else:
             self.publish()
 
@@ -108,7 +139,7 @@ class Live:
         self.close()
         try:
             bundle = self._render()
-            self._last = self._loop.time()
+            self._last = self._clock.monotonic()
             if bundle != self._shown and self._handle is not None:
                 self._shown = bundle
                 _no_cell().run(self._handle.update, bundle, raw=True)
@@ -159,9 +190,10 @@ def display_job(job: _Job) -> None:
     if frontend is None or not frontend[1] or job.done() or not _loop_running():
         _show_once(job_bundle(job.state), frontend[0] if frontend else None)
         return
-    live = job._display
+    live = _LIVE.get(job)
     if live is None:
-        live = job._display = Live(frontend[0], lambda: job_bundle(job.state))
+        state = job.state  # (the job itself is held by its follower alone)
+        live = _LIVE[job] = Live(frontend[0], lambda: job_bundle(state))
         loop = asyncio.get_running_loop()
         task = _no_cell().run(loop.create_task, _follow_job(job, live))  # (3.10: no context=)
         _FOLLOWERS.add(task)
@@ -180,7 +212,7 @@ async def _follow_job(job: _Job, live: Live) -> None:
         logger.debug("following a job's notebook display failed", exc_info=True)
     finally:
         live.close()
-        job._display = None
+        _LIVE.pop(job, None)
         close = getattr(updates, "aclose", None)
         if close is not None:
             await close()
@@ -193,26 +225,37 @@ def display_batch(batch: _LiveBatch) -> None:
     nothing: awaiting or iterating the batch does).
     """
     frontend = _frontend()
-    task = batch._task
-    ended = task is not None and task.done()
+    ended = BATCH_PHASE.is_terminal(batch.phase)
     if frontend is None or not frontend[1] or ended or not _loop_running():
         _show_once(batch_bundle(batch), frontend[0] if frontend else None)
         return
-    live = batch._display
+    live = _LIVE.get(batch)
     if live is None:
-        live = batch._display = Live(frontend[0], lambda: batch_bundle(batch))
-        if task is not None:
-            follow_batch(batch, task)
+        live = _LIVE[batch] = _follow_batch(batch, frontend[0])
     live.show()
 
 
-def follow_batch(batch: _LiveBatch, task: asyncio.Task[Any]) -> None:
-    """Give the batch's display its final update once ``task`` (the batch's run) ends."""
+def _follow_batch(batch: _LiveBatch, display: Callable[..., Any]) -> Live:
+    """A live display of the batch, updated at each of its changes; its last update is
+    sent as soon as the batch ends. The batch is reached by weak reference only (a
+    batch displayed and never run is not kept alive by its display)."""
+    ref = weakref.ref(batch)
 
-    def ended(_: asyncio.Task[Any]) -> None:
-        live = batch._display
-        if live is not None:
-            batch._display = None
-            live.publish()
+    def render() -> Bundle:
+        shown = ref()
+        return batch_bundle(shown) if shown is not None else {}
 
-    task.add_done_callback(ended, context=_no_cell())
+    live = Live(display, render)
+
+    def changed(update: _Update) -> None:
+        if not BATCH_PHASE.is_terminal(update.phase):
+            live.changed()
+            return
+        unsubscribe()
+        shown = ref()
+        if shown is not None:
+            _LIVE.pop(shown, None)
+        live.publish()  # the outcome, at once
+
+    unsubscribe = batch.subscribe(changed)
+    return live
