@@ -9,24 +9,30 @@ what it uses as arguments; only this module knows them all.
 from __future__ import annotations
 
 import functools
-import ipaddress
 import os
 import ssl
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 import attrs
 
 from asyncclient._clock import SYSTEM_CLOCK, Clock
 from asyncclient._version import __version__
 from asyncclient.awaiting.jobs import Jobs
-from asyncclient.awaiting.poller import Poller, PollPolicy
+from asyncclient.awaiting.poller import JobPoller, Poller, PollPolicy
 from asyncclient.http.caller import Caller, ClientStats
 from asyncclient.http.gate import Gate
 from asyncclient.http.transport import AiohttpTransport, ClientSession, Timeouts
-from asyncclient.ratelimit import Limiter, Plan, RateLimit, TokenBucket, resolve_rate_limit
+from asyncclient.http.urls import check_base_url, check_webhook_url
+from asyncclient.ratelimit import (
+    Limiter,
+    Plan,
+    RateLimit,
+    TokenBucket,
+    resolve_rate_limit,
+    spare_tokens_of,
+)
 from asyncclient.resources.videos import Videos
 from asyncclient.retry import RetryPolicy
 
@@ -72,52 +78,6 @@ _NO_API_KEY = (
     "(ASYNCCLIENT_BASE_URL and ASYNCCLIENT_API_KEY); or run `asyncclient demo`, which "
     "starts its own emulator."
 )
-
-
-def _spare_tokens(limiter: Limiter) -> Callable[[], float] | None:
-    """How the gate counts the tokens on hand: the in-process bucket's count, else
-    unknown (a limiter shared through Redis counts on the server)."""
-    if isinstance(limiter, TokenBucket):
-        return lambda: limiter.tokens
-    return None
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def check_base_url(url: str) -> str:
-    """Return ``url`` without a trailing slash, or raise ``ValueError``.
-
-    ``https://`` is required, except ``http://`` to a loopback host (the emulator).
-    """
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError(f"base_url must be an http(s) URL with a host, got {url!r}")
-    if parts.scheme == "http" and not _is_loopback(parts.hostname):
-        raise ValueError(
-            f"base_url {url!r} is plain http to a non-loopback host: the API key would "
-            "travel unencrypted; use https:// (http:// is allowed only for loopback hosts)"
-        )
-    if parts.query or parts.fragment:
-        raise ValueError(f"base_url must not have a query or fragment, got {url!r}")
-    return url.rstrip("/")
-
-
-def check_webhook_url(url: str) -> str:
-    """``url`` if the service can notify it: HTTPS with a host (spec 6), no fragment."""
-    parts = urlsplit(url)
-    if parts.scheme != "https" or not parts.hostname or parts.fragment:
-        raise ValueError(
-            f"webhook_url must be an https:// URL with a host and no fragment, got {url!r} "
-            "(the service sends notifications over HTTPS only, spec 6)"
-        )
-    return url
 
 
 class AsyncClient:
@@ -211,7 +171,9 @@ class AsyncClient:
             from asyncclient.fleet.bucket import RedisTokenBucket
 
             bucket = rate or Plan.FREE.rate_limit
-            limiter = RedisTokenBucket.for_api_key(self._fleet.redis, key, bucket)
+            limiter = RedisTokenBucket.for_api_key(
+                self._fleet.redis, key, bucket, clock=self._clock
+            )
         elif limiter is None:
             bucket = rate or Plan.FREE.rate_limit  # adopts X-RateLimit-Limit
             limiter = TokenBucket(bucket, clock=self._clock.monotonic, sleep=self._clock.sleep)
@@ -229,7 +191,7 @@ class AsyncClient:
             retry=retry,
             clock=self._clock,
             adopt_limit=adopt_limit,
-            gate=Gate(spare=_spare_tokens(limiter)),
+            gate=Gate(spare=spare_tokens_of(limiter)),
         )
         if polling is None and self._webhook_url is not None:
             polling = PollPolicy.safety_net()
@@ -240,7 +202,7 @@ class AsyncClient:
         caller = self._caller
         self.videos = Videos(caller, files=self._transport)
         """Read and list videos (spec 4.10, 4.11)."""
-        poller: Poller
+        poller: JobPoller
         if self._fleet is None:
             poller = Poller(
                 self.videos,
@@ -252,6 +214,7 @@ class AsyncClient:
         else:  # one poller for the fleet: the lease holder polls, the others listen
             from asyncclient.fleet.poller import FleetPoller
 
+            # It composes a Poller and offers what jobs need of one (JobPoller).
             poller = FleetPoller(
                 self.videos,
                 store=self._fleet,
@@ -392,7 +355,7 @@ class AsyncClient:
         from asyncclient.fleet.store import FleetStore, redis_from
 
         client, self._own_redis = redis_from(redis)
-        return FleetStore(client, api_key)
+        return FleetStore(client, api_key, clock=self._clock)
 
     def batch(self, requests: Iterable[CreationRequest], **options: Unpack[BatchOptions]) -> Batch:
         """Create many videos of any format: checked, spaced, bounded, journaled.
