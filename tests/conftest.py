@@ -13,11 +13,13 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
+import trustme
 from aiohttp import web
 
 from asyncclient import AsyncClient, Plan
 from asyncclient.awaiting.poller import PollPolicy
 from asyncclient.emulator import Emulator
+from tests.wire import mocked as aioresponses
 
 Serve = Callable[[web.Application], Awaitable[str]]
 
@@ -108,3 +110,16 @@ async def redis(redis_url: str) -> AsyncIterator[Any]:
     await client.flushdb()
     yield client
     await client.aclose()
+
+
+@pytest.fixture(scope="session")
+def ca() -> trustme.CA:
+    """A certificate authority of the tests' own, for HTTPS over loopback (trustme)."""
+    return trustme.CA()
+
+
+@pytest.fixture
+def mock() -> Iterator[aioresponses]:
+    """aioresponses, for the wire-level unit tests (no real HTTP)."""
+    with aioresponses() as m:
+        yield m

@@ -63,11 +63,6 @@ def test_webhook_url_must_be_https_and_carries_the_token(
 # -- end to end: the emulator notifies the client's own receiver over HTTPS --------------
 
 
-@pytest.fixture(scope="module")
-def ca() -> trustme.CA:
-    return trustme.CA()
-
-
 @asynccontextmanager
 async def fleet_of_one(
     ca: trustme.CA, *, polling: PollPolicy | None = NEVER, **client_options: Any

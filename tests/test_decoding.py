@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -476,12 +476,6 @@ def test_decode_error_lists_every_problem() -> None:
 
 
 # -- malformed bodies through the client --------------------------------------------------
-
-
-@pytest.fixture
-def mock() -> Iterator[aioresponses]:
-    with aioresponses() as m:
-        yield m
 
 
 @pytest.fixture

@@ -211,11 +211,6 @@ async def test_a_message_it_cannot_read_is_dropped_and_the_next_one_taken(
 # -- notifications finish jobs in whichever process awaits them ----------------------------
 
 
-@pytest.fixture(scope="module")
-def ca() -> trustme.CA:
-    return trustme.CA()
-
-
 @asynccontextmanager
 async def served_receiver(
     client: AsyncClient, sock: socket.socket, ca: trustme.CA

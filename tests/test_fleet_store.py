@@ -75,11 +75,6 @@ async def test_a_client_with_redis_shares_the_bucket_under_the_keys_hash(
 # -- two processes' receivers, one notification ------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def ca() -> trustme.CA:
-    return trustme.CA()
-
-
 @asynccontextmanager
 async def receiver_client(
     emu: Emulator, key: str, redis_url: str, ca: trustme.CA, seen: list[str]

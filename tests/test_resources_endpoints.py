@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -196,12 +196,6 @@ def assert_no_nulls(value: Any) -> None:
     elif isinstance(value, list):
         for item in value:
             assert_no_nulls(item)
-
-
-@pytest.fixture
-def mock() -> Iterator[aioresponses]:
-    with aioresponses() as m:
-        yield m
 
 
 @pytest.fixture

@@ -43,11 +43,6 @@ PROCESSING = 30.0
 NOTIFIED_KEY = "webbackend:notified"  # examples.web_backend.app.NOTIFIED_KEY
 
 
-@pytest.fixture(scope="module")
-def ca() -> trustme.CA:
-    return trustme.CA()
-
-
 def reserve_port() -> socket.socket:
     """A loopback port held for the backend: bound with SO_REUSEPORT (as the backend binds
     it), never listening, so no other program takes it and no connection reaches it."""

@@ -115,11 +115,6 @@ def json_bytes(data: object) -> bytes:
 # --- end to end -----------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def ca() -> trustme.CA:
-    return trustme.CA()
-
-
 @pytest_asyncio.fixture
 async def receiver_url(ca: trustme.CA) -> AsyncIterator[tuple[str, list[WebhookEvent]]]:
     """Our WebhookReceiver served over HTTPS on loopback; the first call to it fails."""

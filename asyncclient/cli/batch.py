@@ -18,6 +18,7 @@ from typing import Any
 from attrs import frozen
 
 from asyncclient._states import BatchPhase
+from asyncclient._states import RowOutcome as _R
 from asyncclient.batch.report import BatchReport, BatchUpdate
 from asyncclient.batch.runner import Batch, RowResult
 from asyncclient.cli.exits import EXIT_INTERRUPTED, EXIT_OK, EXIT_PARTIAL, EXIT_USAGE
@@ -211,15 +212,15 @@ async def _finish(args: argparse.Namespace, client: AsyncClient, report: _Report
         text = "".join(json.dumps(record) + "\n" for record in records)
         await asyncio.to_thread(Path(args.out).write_text, text, encoding="utf-8")
     tally = counts(report.report)
-    code = EXIT_OK if tally["completed"] == len(results) else EXIT_PARTIAL
+    code = EXIT_OK if tally[_R.COMPLETED] == len(results) else EXIT_PARTIAL
     if args.json:
         summary = _summary_of(report, tally, downloaded, code)
         print_json({"summary": summary, "rows": records})
     else:
         _print_summary(report, tally, downloaded, args.download)
-    if tally["unresolved"]:
+    if tally[_R.UNRESOLVED]:
         note(
-            f"{tally['unresolved']} rows were sent but the service could not yet say whether "
+            f"{tally[_R.UNRESOLVED]} rows were sent but the service could not yet say whether "
             "it made them: run the same command again to find out (they are never resent "
             "blindly)"
         )
@@ -229,10 +230,10 @@ async def _finish(args: argparse.Namespace, client: AsyncClient, report: _Report
 def _print_summary(
     report: _Report, tally: dict[str, int], downloaded: Downloaded, folder: str | None
 ) -> None:
-    unresolved = f", {tally['unresolved']} unresolved" if tally["unresolved"] else ""
+    unresolved = f", {tally[_R.UNRESOLVED]} unresolved" if tally[_R.UNRESOLVED] else ""
     print(
-        f"{tally['completed']} completed, {tally['failed']} failed, "
-        f"{tally['rejected']} rejected, {tally['skipped']} skipped{unresolved} "
+        f"{tally[_R.COMPLETED]} completed, {tally[_R.FAILED]} failed, "
+        f"{tally[_R.REJECTED]} rejected, {tally[_R.SKIPPED]} skipped{unresolved} "
         f"(journal: {report.journal})"
     )
     print(this_run_text(report.report))

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from asyncclient._clock import SYSTEM_CLOCK
+from asyncclient._states import RowOutcome
 from asyncclient.batch.report import BatchReport
 from asyncclient.cli.exits import EXIT_OK, EXIT_PARTIAL, EXIT_USAGE
 from asyncclient.cli.output import error, note, print_json, print_summary
@@ -148,7 +149,11 @@ async def _run(
     figures = _figures(client, report, emulator, SYSTEM_CLOCK.monotonic() - started)
     figures.update(downloaded=downloaded.fetched, folder=args.download)
     tally = counts(report)
-    code = EXIT_OK if tally["completed"] + tally["failed"] == len(results) else EXIT_PARTIAL
+    code = (
+        EXIT_OK
+        if tally[RowOutcome.COMPLETED] + tally[RowOutcome.FAILED] == len(results)
+        else EXIT_PARTIAL
+    )
     if args.json:
         figures.update(emulator=emulator is not None, exitCode=code)
         print_json({"summary": figures, "rows": row_records(results, rows, downloaded.paths)})
@@ -160,9 +165,9 @@ async def _run(
 
 
 _LABELS = (
-    ("completed", "ok"),
-    ("failed", "failed"),
-    ("rejected", "rejected"),
+    (RowOutcome.COMPLETED, "ok"),
+    (RowOutcome.FAILED, "failed"),
+    (RowOutcome.REJECTED, "rejected"),
     ("seconds", "seconds"),
     ("creditsUsed", "credits used"),
     ("requests", "requests made"),

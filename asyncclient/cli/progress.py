@@ -10,6 +10,7 @@ from typing import TextIO
 from attrs import frozen
 
 from asyncclient._clock import SYSTEM_CLOCK
+from asyncclient._states import RowOutcome
 from asyncclient.batch.runner import BatchProgress
 from asyncclient.cli.terminal import LiveLine, bar, format_bytes, format_duration
 
@@ -72,9 +73,9 @@ class ProgressDisplay:
             f"completed {p.completed}",
             f"failed {p.failed}",
         ]
-        for name in ("rejected", "skipped", "unresolved"):
-            if getattr(p, name):
-                parts.append(f"{name} {getattr(p, name)}")
+        for outcome in (RowOutcome.REJECTED, RowOutcome.SKIPPED, RowOutcome.UNRESOLVED):
+            if count := getattr(p, outcome.value):
+                parts.append(f"{outcome} {count}")
         parts.append(f"submitted {p.submitted}")
         if self._earlier.finished:
             parts.append(f"({self._earlier.finished} done before)")

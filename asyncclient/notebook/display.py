@@ -20,6 +20,7 @@ import html
 from collections.abc import Sequence
 from typing import Protocol
 
+from asyncclient._states import RowOutcome
 from asyncclient.awaiting.jobs import (
     UNKNOWN,
     duration,
@@ -214,8 +215,8 @@ def _rows_shown(batch: ShownBatch) -> tuple[list[_Row], int]:
     rows = list(batch.results)
     if len(rows) <= MAX_ROWS:
         return rows, 0
-    problems = [r for r in rows if str(r.status) != "completed"][:MAX_ROWS]
-    completed = [r for r in rows if str(r.status) == "completed"]
+    problems = [r for r in rows if r.status != RowOutcome.COMPLETED][:MAX_ROWS]
+    completed = [r for r in rows if r.status == RowOutcome.COMPLETED]
     shown = sorted(problems + completed[: MAX_ROWS - len(problems)], key=lambda r: r.index)
     return shown, len(rows) - len(shown)
 
@@ -233,7 +234,7 @@ def _row_message(row: _Row) -> str:
     if row.error:
         return row.error
     video = row.video
-    if video is not None and str(row.status) != "completed" and video.message:
+    if video is not None and row.status != RowOutcome.COMPLETED and video.message:
         return video.message
     return ""
 

@@ -77,11 +77,6 @@ def ugc_body(emu: Emulator) -> Callable[..., dict[str, Any]]:
 
 
 @pytest.fixture(scope="session")
-def ca() -> trustme.CA:
-    return trustme.CA()
-
-
-@pytest.fixture(scope="session")
 def server_ssl(ca: trustme.CA) -> ssl.SSLContext:
     ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     ca.issue_cert("127.0.0.1", "localhost").configure_cert(ctx)

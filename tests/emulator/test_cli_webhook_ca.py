@@ -91,11 +91,6 @@ async def deliver_one(url: str, key: str, webhook: str) -> dict[str, Any]:
     return attempts[0]
 
 
-@pytest.fixture(scope="module")
-def ca() -> trustme.CA:
-    return trustme.CA()
-
-
 async def test_webhook_ca_makes_the_emulator_trust_the_receivers_certificate(
     ca: trustme.CA, tmp_path: Path
 ) -> None:
