@@ -289,4 +289,6 @@ _LAZY = frozenset(__all__) - frozenset(globals())
 """The names ``__getattr__`` loads: those of ``__all__`` not imported above."""
 
 if "IPython" in sys.modules:  # a shell may run: jobs and batches show themselves in it
-    importlib.import_module("asyncclient.notebook").attach_to_running_shell()
+    from asyncclient import notebook as _notebook
+
+    _notebook.attach_to_running_shell()
