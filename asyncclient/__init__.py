@@ -292,3 +292,4 @@ if "IPython" in sys.modules:  # a shell may run: jobs and batches show themselve
     from asyncclient import notebook as _notebook
 
     _notebook.attach_to_running_shell()
+    del _notebook  # not a name of the package
