@@ -289,7 +289,7 @@ _LAZY = frozenset(__all__) - frozenset(globals())
 """The names ``__getattr__`` loads: those of ``__all__`` not imported above."""
 
 if "IPython" in sys.modules:  # a shell may run: jobs and batches show themselves in it
-    from asyncclient import notebook as _notebook
+    import asyncclient.notebook as _notebook
 
     _notebook.attach_to_running_shell()
     del _notebook  # not a name of the package
