@@ -59,6 +59,10 @@ class SystemClock:
     def now(self) -> datetime:
         return datetime.now(timezone.utc)
 
+    def timers(self) -> Timers:
+        """The running loop's own timers: ``loop.time()`` is ``time.monotonic()``."""
+        return asyncio.get_running_loop()
+
 
 SYSTEM_CLOCK = SystemClock()
 """The clock every part uses unless given another."""
@@ -107,13 +111,13 @@ class _SleepingTimers:
 def timers_of(clock: Clock) -> Timers:
     """Timers on ``clock``, for the running loop.
 
-    The real clock's are the loop's own (``loop.time()`` is ``time.monotonic()``): a
-    timer handle each, no task. Any other clock (a test's virtual time) gets tasks that
-    sleep on it, so deadlines move with it.
+    A clock may give its own with a ``timers()`` method: the real clock gives the loop's
+    (``loop.time()`` is ``time.monotonic()``: a timer handle each, no task), and so may
+    any clock on real time. Any other clock (a test's virtual time) gets tasks that sleep
+    on it, so deadlines move with it.
     """
-    if isinstance(clock, SystemClock):
-        return asyncio.get_running_loop()
-    return _SleepingTimers(clock)
+    own: Callable[[], Timers] | None = getattr(clock, "timers", None)
+    return own() if own is not None else _SleepingTimers(clock)
 
 
 async def within(

@@ -175,6 +175,10 @@ class RoundClock:
     def now(self) -> datetime:
         return datetime.now(timezone.utc)
 
+    def timers(self) -> asyncio.AbstractEventLoop:
+        """Real time: the waits' deadlines run on the loop's timers, as the real clock's."""
+        return asyncio.get_running_loop()
+
     async def sleep(self, seconds: float) -> None:
         if self.poller is not None:
             cpu, rounds = time.process_time(), self.poller.stats.rounds
