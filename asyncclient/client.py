@@ -1,9 +1,10 @@
-"""AsyncClient: the facade on top; it reads the configuration and composes the parts below.
+"""AsyncClient: the facade on top; it reads the configuration and composes the wings below.
 
-The layers, from the bottom: ``_protocol`` (sans-I/O) and ``_transport`` (aiohttp),
-``_caller`` (the one request path), ``resources/`` (one module per resource),
-``poller``/``jobs`` (awaiting videos) and ``batch`` (submitting many). Each takes
-what it uses as arguments; only this module knows them all.
+The wings, from the bottom: ``http`` (the sans-I/O protocol, the aiohttp transport and
+the caller, the one request path), ``resources`` (one module per resource),
+``awaiting`` (jobs and the poller), ``batch`` (submitting many) and ``fleet`` (one
+poller per API key across processes). Each takes what it uses as arguments; only this
+module knows them all.
 """
 
 from __future__ import annotations
