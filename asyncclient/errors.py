@@ -6,9 +6,12 @@
      +-- APIError                          anything the service or the wire did wrong
      |    +-- APIConnectionError           no response: refused, reset, DNS, TLS
      |    |    +-- APITimeoutError         no response in time
-     |    +-- APIResponseValidationError   a response we cannot decode
-     |    +-- AmbiguousCreationError       a creation that may or may not have been processed
+     |    +-- APIResponseValidationError   a response we cannot decode (or over the size cap)
+     |    +-- AmbiguousCreationError       a creation that may or may not have been processed:
+     |                                     reset or timed out after sending, any 5xx (501
+     |                                     and 503 too), or a 2xx unreadable or without ids
      |    +-- VideoFailedError             a video the service reports FAILED
+     |    +-- FleetError                   the fleet's shared Redis failed or answered oddly
      |    +-- APIStatusError               an error status (or ``success: false``)
      |         +-- BadRequestError             400
      |         +-- AuthenticationError         401
@@ -17,6 +20,10 @@
      |         +-- RateLimitError              429
      |         +-- InternalServerError         >= 500
      |         +-- InsufficientCreditsError    "not enough credits", whatever its status
+     +-- JournalError                      a batch journal that cannot be used safely
+     |    +-- JournalLockedError           another run holds it (one runner per journal)
+     |    +-- JournalKeyError              it belongs to another API key
+     |    +-- JournalWriteError            a record could not be written whole: the run stops
      +-- TimeoutError
      |    +-- JobTimeoutError              a job did not finish within its wait
      +-- ValueError
@@ -24,6 +31,12 @@
 
 Every error keeps its details in attributes, not only in its text; no text or repr
 ever carries the API key.
+
+A creation costs credits and has no idempotency key: it is resent only after a 429 (the
+service's own limiter refused it) or a failure before any byte left. Anything else that
+leaves its fate open is an :class:`AmbiguousCreationError`, reconciled with the service
+and never resent blindly; "a 503 means nothing happened" is a guess, since a proxy in
+front of the service answers 503 for a request it may have forwarded.
 """
 
 from __future__ import annotations
@@ -40,9 +53,14 @@ __all__ = [
     "AmbiguousCreationError",
     "AuthenticationError",
     "BadRequestError",
+    "FleetError",
     "InsufficientCreditsError",
     "InternalServerError",
     "JobTimeoutError",
+    "JournalError",
+    "JournalKeyError",
+    "JournalLockedError",
+    "JournalWriteError",
     "NotFoundError",
     "PermissionDeniedError",
     "RateLimitError",
@@ -211,8 +229,9 @@ class AmbiguousCreationError(APIError):
 
     The service has no idempotency key and every creation costs credits, so the
     SDK never resends it blindly: the connection was reset or timed out after the
-    request was sent, the service answered a 5xx other than 501 and 503 (a gateway's
-    502 or 504 included), or a success came back unreadable.
+    request was sent, the service answered any 5xx (501 and 503 included: a gateway's
+    502, 503 or 504 may follow a forwarded request), or a success came back unreadable,
+    over the body size cap, or naming neither a project nor a video id.
     ``await client.projects.reconcile(error)`` looks for the project.
 
     Attributes:
@@ -220,7 +239,10 @@ class AmbiguousCreationError(APIError):
         format: Which creation endpoint (``ugc_ads``, ``template``, ...).
         name: The project's name (a template's title), if it had one.
         metadata: The request's metadata, if any.
-        sent_at: When the request was sent (timezone-aware, UTC).
+        sent_at: When the request was sent (timezone-aware, UTC), by this client's clock.
+        service_sent_after: A time the service's own clock had reached before the request
+            left (from the ``Date`` of its earlier responses), or None when unknown: a
+            project made by this request has a ``createdAt`` no earlier than it.
         cause: The error that made it ambiguous (also ``__cause__``).
     """
 
@@ -233,9 +255,11 @@ class AmbiguousCreationError(APIError):
         cause: APIError,
         method: str | None = None,
         path: str | None = None,
+        service_sent_after: Any = None,
     ):
         super().__init__(message, method=method, path=path)
         self.request = request
+        self.service_sent_after = service_sent_after
         self.format: str | None = getattr(request, "FORMAT", None)
         self.name: str | None = getattr(request, "name", None)
         self.metadata: Any = getattr(request, "metadata", None)
@@ -262,6 +286,65 @@ class VideoFailedError(APIError):
 
     def __str__(self) -> str:
         return f"video {self.video_id} failed: {self.message}"
+
+
+class FleetError(APIError):
+    """The fleet's shared Redis (``redis=``) failed: unreachable, timed out, out of
+    memory, read-only, or an answer of an unexpected shape.
+
+    Raised where the fleet cannot fall back to what a lone process does; the Redis
+    client's own error is ``__cause__``.
+    """
+
+
+class JournalError(Exception):
+    """A batch's journal cannot be used or written; no row is sent on its account.
+
+    Subclasses: :class:`JournalLockedError`, :class:`JournalKeyError`,
+    :class:`JournalWriteError`.
+
+    Attributes:
+        path: The journal file.
+    """
+
+    def __init__(self, message: str, *, path: str):
+        super().__init__(message)
+        self.path = path
+
+
+class JournalLockedError(JournalError):
+    """Another run holds the journal (one run per journal): refused before reading it.
+
+    Attributes:
+        pid: The holder's process id, as its lock file says (None when unreadable).
+        host: The holder's host name, likewise.
+    """
+
+    def __init__(self, message: str, *, path: str, pid: int | None, host: str | None):
+        super().__init__(message, path=path)
+        self.pid = pid
+        self.host = host
+
+
+class JournalKeyError(JournalError):
+    """The journal belongs to another API key (it records a hash of the key, never the
+    key): resuming it with this one would read its rows wrongly."""
+
+
+class JournalWriteError(JournalError):
+    """A record was not written whole and synced (a full disk, a file size limit, a
+    short write): the file was cut back to its last whole line and the run stops; a
+    ``submit`` record that failed means its row was not sent.
+
+    Attributes:
+        event: The record's event (``submit``, ``accepted``, ...; ``batch`` the header).
+        row: The record's row, None for the header.
+    """
+
+    def __init__(self, message: str, *, path: str, event: str, row: int | None):
+        super().__init__(message, path=path)
+        self.event = event
+        self.row = row
 
 
 class JobTimeoutError(TimeoutError):

@@ -4,13 +4,15 @@ What is retried (spec 7 and 8.1; nothing here sleeps or sends):
 
 - a GET: connection errors, timeouts, 429 and 500/502/503/504;
 - a creation POST, which costs credits and has no idempotency key, only when the
-  service cannot have processed it: after a 429 or a 503 (refused before any
-  processing), or a connection failure before any byte of the request was sent.
+  service cannot have processed it: after a 429 (the service's own limiter refused it
+  before any processing), or a connection failure before any byte of the request was sent.
 
 A failed creation POST whose fate is unknown is *ambiguous* (:func:`is_ambiguous`):
-a reset or timeout after sending, a 5xx other than 501 and 503 (the service may have
-processed it before failing, or a gateway lost its answer), or a success status whose
-body could not be read. It is never retried: it is reconciled with the service.
+a reset or timeout after sending, a 5xx of any kind, 501 and 503 included (the service
+may have processed it before failing, and a proxy or gateway in front of it answers
+502, 503 or 504 for a request it forwarded: "a 503 means nothing happened" is a
+guess), or a success status whose body could not be read or names no project or video
+(the caller raises that one). It is never retried: it is reconciled with the service.
 
 The wait is full jitter, ``uniform(0, min(cap, base * 2**attempt))``; a
 ``Retry-After`` is a floor that the jitter never shortens. A ``Retry-After``
@@ -36,10 +38,9 @@ from asyncclient.errors import (
 __all__ = ["RETRYABLE_STATUSES", "RetryPolicy", "is_ambiguous", "may_retry"]
 
 RETRYABLE_STATUSES = frozenset({429, 500, 502, 503, 504})
-"""Statuses after which a GET is retried (a creation only after 429 or 503)."""
+"""Statuses after which a GET is retried (a creation only after 429)."""
 
-_UNPROCESSED_STATUSES = frozenset({429, 503})  # refused before processing: safe to resend
-_NOT_AMBIGUOUS_5XX = frozenset({501, 503})  # not implemented, or unavailable: nothing done
+_UNPROCESSED_STATUSES = frozenset({429})  # the service's limiter refused it: safe to resend
 
 
 def _idempotent(error: APIError) -> bool:
@@ -62,14 +63,15 @@ def may_retry(error: APIError) -> bool:
 def is_ambiguous(error: BaseException) -> bool:
     """Whether a failed POST may have been processed by the service.
 
-    A reset or timeout after sending, a 5xx other than 501 and 503 (the service
-    may have failed after processing it; a 502 or 504 gateway lost the answer), or a
-    success status whose body we could not read. A 4xx is a refusal: nothing was made.
+    A reset or timeout after sending, any 5xx (the service may have failed after
+    processing it; a gateway's 502, 503 or 504 may follow a request it forwarded), or a
+    success status whose body we could not read or that names no id. A 4xx is a refusal:
+    nothing was made.
     """
     if isinstance(error, APIConnectionError):
         return error.request_sent
     if isinstance(error, APIStatusError):
-        return error.status_code >= 500 and error.status_code not in _NOT_AMBIGUOUS_5XX
+        return error.status_code >= 500
     return isinstance(error, APIResponseValidationError)
 
 

@@ -27,6 +27,12 @@ raised, 400 for a body that is no notification. The service retries any answer b
 only once your handler took it (and, with ``confirm_with``, the record agreed): a
 forged or failed one never makes the genuine notification count as a duplicate.
 
+A receiver with neither ``token`` nor ``confirm_with`` accepts anyone's notifications
+(it says so in a warning, once). It remembers an event together with what it said
+(:attr:`WebhookEvent.digest`): a copy counts as a duplicate only if it says the same, so
+a forged one naming the same video with another URL or status, taken first, cannot make
+the genuine one be dropped (your handler sees both, and must judge them itself).
+
 :class:`ClientWebhooks` is ``client.webhooks``, the client's own receiver. A client given
 ``webhook_url`` gives every creation (unless the call passes its own ``webhook``) a
 notification URL built from it with the receiver's token (derived from the API key by
@@ -162,6 +168,13 @@ class WebhookReceiver:
         self._max_body = max_body
         self._max_depth = max_depth
         self._shared = shared
+        self._open = token is None and confirm_with is None
+        if self._open:
+            logger.warning(
+                "webhook receiver without a token or confirm_with: it accepts anyone's "
+                "notifications (anyone who knows its URL can send one); give it a token "
+                "(derive_token, url_for) or confirm_with=client"
+            )
         self._seen: OrderedDict[str, None] = OrderedDict()
         self._busy: dict[str, asyncio.Event] = {}
         self.duplicates = 0
@@ -221,7 +234,7 @@ class WebhookReceiver:
     async def _take(self, event: WebhookEvent) -> web.Response:
         """Dedupe: a copy waits for the one in flight, then counts as a duplicate only if
         that one was taken (a forged copy in flight must not shadow the genuine one)."""
-        key = event.key
+        key = self._key(event)
         while (busy := self._busy.get(key)) is not None:
             await busy.wait()
         if key in self._seen:
@@ -230,15 +243,21 @@ class WebhookReceiver:
         busy = self._busy[key] = asyncio.Event()
         try:
             if self._shared is None:
-                return await self._process(event)
-            return await self._take_shared(event, self._shared)
+                return await self._process(event, key)
+            return await self._take_shared(event, key, self._shared)
         finally:
             del self._busy[key]
             busy.set()
 
-    async def _take_shared(self, event: WebhookEvent, shared: SharedClaims) -> web.Response:
+    def _key(self, event: WebhookEvent) -> str:
+        """What a duplicate of ``event`` shares: its identity, and for a receiver that
+        checks neither token nor record, all that it says (a forgery differs in it)."""
+        return f"{event.key}#{event.digest}" if self._open else event.key
+
+    async def _take_shared(
+        self, event: WebhookEvent, key: str, shared: SharedClaims
+    ) -> web.Response:
         """Claim the event across the fleet, handle it, and settle the claim."""
-        key = event.key
         try:
             claimed = await shared.claim_event(key)
         except Exception as exc:  # the shared store is down: let the service retry
@@ -248,14 +267,14 @@ class WebhookReceiver:
             self.duplicates += 1
             self._remember_seen(key)
             return _answer(200, "duplicate ignored")
-        answer = await self._process(event)
+        answer = await self._process(event, key)
         try:
             await shared.settle_event(key, taken=answer.status == 200)
         except Exception as exc:  # the claim lapses on its own; a later copy is handled
             logger.warning("webhook %r: could not record it as handled (%r)", key, exc)
         return answer
 
-    async def _process(self, event: WebhookEvent) -> web.Response:
+    async def _process(self, event: WebhookEvent, key: str) -> web.Response:
         if self._client is not None:
             try:
                 event = await event.confirm(self._client)
@@ -275,7 +294,7 @@ class WebhookReceiver:
         except Exception:
             logger.exception("webhook handler failed for %r; the service will retry", event.key)
             return _answer(500, "handler failed")
-        self._remember_seen(event.key)
+        self._remember_seen(key)
         return _answer(200)
 
     def _remember_seen(self, key: str) -> None:

@@ -273,6 +273,67 @@ async def test_a_creation_that_never_left_is_sent_again() -> None:
     assert len(sender.requests) == 2 and stats(caller) == (1, 2, 1, 0)
 
 
+def _raw(status: int, body: Any) -> Response:
+    return Response(status, {}, json.dumps(body).encode())
+
+
+@pytest.mark.parametrize(
+    "step",
+    [
+        _raw(200, {"success": True, "message": "ok"}),
+        _raw(200, {"success": True, "data": None}),
+        _raw(201, {"success": True, "data": {"status": "STARTED"}}),
+        _raw(200, {"success": True, "data": {"projectId": 12, "videoId": None}}),
+        _raw(200, {"success": True, "data": {"projectId": "", "videoId": ""}}),
+        _raw(200, {"success": True, "data": {"videoId": "v1", "projectId": ["p1"]}}),
+        _raw(200, {"success": True, "data": ["p1"], "projectId": {"id": "p1"}}),
+        answer(503),
+        answer(501),
+    ],
+    ids=[
+        "no-data", "null-data", "no-ids", "int-id", "empty-ids", "list-id", "object-id",
+        "503", "501",
+    ],
+)  # fmt: skip
+@pytest.mark.parametrize("debug", [False, True], ids=["fast", "logged"])
+async def test_a_creation_without_ids_or_any_5xx_is_ambiguous_and_sent_once(
+    step: Response, debug: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    caller, sender, _, clock = rig(step, answer(200, {"projectId": "p1"}))
+    caplog.set_level(logging.DEBUG if debug else logging.INFO, "asyncclient")
+    with pytest.raises(AmbiguousCreationError) as info:
+        await caller.call("POST", CREATE, json={"script": "Hello"}, creation=creation())
+    assert len(sender.requests) == 1 and clock.sleeps == []
+    cause = info.value.cause
+    if step.status < 300:
+        assert isinstance(cause, APIResponseValidationError)
+        assert cause.status_code == step.status and cause.errors
+        assert "names no usable project or video id" in str(cause)
+    else:
+        assert isinstance(cause, InternalServerError) and cause.status_code == step.status
+
+
+@pytest.mark.parametrize(
+    "data",
+    [{"projectId": "p1"}, {"videoId": "v1"}, {"projectId": "p1", "videoId": "v1", "status": "S"}],
+)
+async def test_a_creation_naming_an_id_is_returned(data: dict[str, str]) -> None:
+    caller, sender, _, _ = rig(answer(200, data))
+    envelope = await caller.call("POST", CREATE, json={}, creation=creation())
+    assert envelope["data"] == data and len(sender.requests) == 1
+
+
+async def test_a_multi_scene_creation_naming_its_project_at_the_top_is_returned() -> None:
+    caller, _, _, _ = rig(_raw(200, {"success": True, "projectId": "p7"}))
+    envelope = await caller.call("POST", CREATE, json={}, creation=creation())
+    assert envelope["projectId"] == "p7"
+
+
+async def test_a_post_that_is_no_creation_may_answer_without_ids() -> None:
+    caller, _, _, _ = rig(_raw(200, {"success": True, "message": "ok"}))
+    assert (await caller.call("POST", "/v1/schedule/create", json={}))["message"] == "ok"
+
+
 async def test_a_creation_that_never_left_and_is_out_of_attempts_is_not_ambiguous() -> None:
     refused = APIConnectionError("refused", method="POST", path=CREATE, request_sent=False)
     caller, sender, _, _ = rig(refused, retry=RetryPolicy(attempts=1))

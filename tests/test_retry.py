@@ -56,9 +56,12 @@ def test_get_is_not_retried_on_client_errors(status: int) -> None:
 
 
 @pytest.mark.parametrize(
-    ("status", "retry"), [(429, True), (503, True), (500, False), (502, False), (504, False)]
+    ("status", "retry"),
+    [(429, True), (503, False), (501, False), (500, False), (502, False), (504, False)],
 )
 def test_post_is_retried_only_when_unprocessed(status: int, retry: bool) -> None:
+    # Only the service's own limiter (429) says nothing was processed; a 503 may come
+    # from a proxy that forwarded the creation.
     assert may_retry(status_error(status, "POST")) is retry
 
 
@@ -68,9 +71,8 @@ def test_post_connection_errors_depend_on_whether_bytes_left() -> None:
     assert may_retry(unsent) and not may_retry(sent)
     assert is_ambiguous(sent) and not is_ambiguous(unsent)
     assert is_ambiguous(status_error(502, "POST")) and is_ambiguous(status_error(504, "POST"))
-    # A 500 may come after the project was made; a 503 or a 4xx is a refusal.
-    assert is_ambiguous(status_error(500, "POST"))
-    assert not is_ambiguous(status_error(503, "POST"))
+    # Any 5xx may come after the project was made (a proxy's 503 too); a 4xx is a refusal.
+    assert all(is_ambiguous(status_error(s, "POST")) for s in (500, 501, 503, 599))
     assert not any(is_ambiguous(status_error(s, "POST")) for s in (400, 402, 403, 404, 429))
 
 
@@ -192,15 +194,15 @@ async def test_post_500_is_ambiguous_not_resent(client: AsyncClient) -> None:
     assert isinstance(info.value.cause, InternalServerError)
 
 
-async def test_post_503_is_resent_it_was_refused_before_processing(
-    client: AsyncClient,
-) -> None:
+@pytest.mark.parametrize("status", [501, 503])
+async def test_post_503_and_501_are_ambiguous_not_resent(client: AsyncClient, status: int) -> None:
     with aioresponses() as m:
-        m.post(CREATE, status=503, payload={"success": False, "message": "unavailable"})
+        m.post(CREATE, status=status, payload={"success": False, "message": "unavailable"})
         m.post(CREATE, payload={"success": True, "data": {"videoId": "v1", "projectId": "p1"}})
-        job = await client.projects.create_talking_avatar(script="Hi", avatar_id="a", voice_id="v")
-        assert calls(m, "POST", CREATE) == 2
-    assert job.video_id == "v1"
+        with pytest.raises(AmbiguousCreationError) as info:
+            await client.projects.create_talking_avatar(script="Hi", avatar_id="a", voice_id="v")
+        assert calls(m, "POST", CREATE) == 1
+    assert isinstance(info.value.cause, InternalServerError)
 
 
 @pytest.mark.parametrize("status", [502, 504])

@@ -9,6 +9,7 @@ the service's own record, read through the API. The aiohttp receiver lives in
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import re
@@ -102,6 +103,18 @@ class WebhookEvent:
         """What a duplicate shares: the project (or video) and the outcome."""
         return f"{self.project_id or ''}/{self.video_id or ''}/{self.status}"
 
+    @property
+    def digest(self) -> str:
+        """A digest of all the notification says (every field but ``raw`` and
+        ``confirmed``): two copies that differ in anything a handler reads (a URL, a
+        message, the metadata) differ in it."""
+        said = {name: getattr(self, name) for name in _SAID}
+        try:
+            text = json.dumps(said, sort_keys=True, default=str, separators=(",", ":"))
+        except (TypeError, ValueError):  # a mapping given in code, keys of mixed types
+            text = repr(said)
+        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
     def job(self, client: HasJobs) -> VideoJob:
         """A job for the notified video: ``await`` it to read the service's own record."""
         if self.video_id is not None:
@@ -144,6 +157,13 @@ class WebhookEvent:
             )
         return evolve(self, confirmed=detail)
 
+
+_SAID = (
+    "form", "status", "event", "video_id", "project_id", "url", "share_url", "message",
+    "metadata", "duration", "thumbnail", "aspect_ratio", "resolution", "created_at",
+    "completed_at",
+)  # fmt: skip
+"""The fields of a :class:`WebhookEvent` its :attr:`~WebhookEvent.digest` covers."""
 
 _STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _BRACKET = re.compile(r"[\[\]{}]")

@@ -7,10 +7,14 @@ Faults (``emu.faults.add(route, kind, ...)`` or ``POST /_emulator/faults``), by 
 ``status`` and ``rate_burst`` (a 429 with ``Retry-After``) answer without processing;
 ``latency`` delays, then processes; ``drop_before`` resets the connection unprocessed;
 ``drop_after``, ``status_after`` (a 5xx), ``malformed`` (truncated JSON with 200),
-``hold_reply`` (the reply held ``latency`` seconds) and ``garbage_headers`` (nonsense
-rate-limit headers) process the request first, so a creation's project exists and is
-charged whatever the client saw. ``emu.counters.faults`` counts them by kind; the
-request log names each request's fault, and for creations its title and project.
+``hold_reply`` (the reply held ``latency`` seconds), ``garbage_headers`` (nonsense
+rate-limit headers), ``ok_without_ids`` (``200 {"success": true}`` naming no id),
+``proxy_503`` (a proxy's HTML 503) and ``gzip_bomb`` (200 with a gzip body inflating to
+``size`` bytes, 1 GiB by default, made as it is sent) process the request first, so a
+creation's project exists and is charged whatever the client saw. A client that gives up
+(its timeout shorter than a ``latency``) does not stop the request: it is processed.
+``emu.counters.faults`` counts them by kind; the request log names each request's fault,
+and for creations its title and project.
 See :mod:`asyncclient.emulator._faults` for the parameters.
 
 May import: the enumerations of ``models`` (pure data shared with the SDK, spec 2.1); it

@@ -99,7 +99,8 @@ async def webhooks(request: web.Request) -> web.Response:
 async def add_fault(request: web.Request) -> web.Response:
     """POST /_emulator/faults {route, kind, status?, message?, latency?, times?, ...}.
 
-    Also ``probability``, ``sequence``, ``retryAfter`` (or ``retry_after``) and ``headers``.
+    Also ``probability``, ``sequence``, ``retryAfter`` (or ``retry_after``), ``headers``
+    and ``size`` (of ``gzip_bomb``).
     """
     body = await read_json(request)
     if isinstance(body, web.Response):
@@ -117,6 +118,7 @@ async def add_fault(request: web.Request) -> web.Response:
         "sequence",
         "retry_after",
         "headers",
+        "size",
     }
     unknown = sorted(set(body) - allowed)
     if unknown:

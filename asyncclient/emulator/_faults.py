@@ -20,6 +20,14 @@ Each rule has a ``kind``; every kind applies after authentication and rate limit
 - ``garbage_headers``: processes normally, but ``X-RateLimit-*`` (and ``Retry-After``) are
   nonsense: ``inf``, ``nan``, negative, empty, words, an HTTP date with a numeric offset;
   the sets of :data:`GARBAGE_HEADERS` take turns.
+- ``ok_without_ids``: processes fully (a creation's project exists and is charged), then
+  answers ``200 {"success": true, "message": "ok"}``: a success that names no id.
+- ``proxy_503``: processes fully, then answers 503 with a proxy's HTML page, as a gateway
+  does whose upstream answered too late (``status_after`` with ``status=503`` answers the
+  service's JSON envelope instead; both processed the request).
+- ``gzip_bomb``: processes fully, then answers 200 with ``Content-Encoding: gzip`` and a
+  small body that inflates to ``size`` bytes (1 GiB by default; about a thousandth of
+  that on the wire), made as it is sent: the emulator never holds it.
 
 ``headers`` (a dict) is set on the reply of any kind last, over the rate-limit headers, e.g.
 ``rate_burst`` with ``headers={"Retry-After": "Wed, 21 Oct 2026 07:28:00 +0200"}``. Every
@@ -34,7 +42,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-__all__ = ["FAULT_KINDS", "GARBAGE_HEADERS", "Fault", "Faults"]
+__all__ = ["DEFAULT_BOMB_SIZE", "FAULT_KINDS", "GARBAGE_HEADERS", "Fault", "Faults"]
 
 FAULT_KINDS = (
     "status",
@@ -46,8 +54,13 @@ FAULT_KINDS = (
     "hold_reply",
     "rate_burst",
     "garbage_headers",
+    "ok_without_ids",
+    "proxy_503",
+    "gzip_bomb",
 )
 """The kinds of fault ``emu.faults.add(route, kind, ...)`` takes."""
+DEFAULT_BOMB_SIZE = 1 << 30
+"""What a ``gzip_bomb`` inflates to unless told: 1 GiB."""
 _HTTP_DATE_WITH_OFFSET = "Wed, 21 Oct 2015 07:28:00 +0200"
 GARBAGE_HEADERS: tuple[dict[str, str], ...] = (
     {"X-RateLimit-Limit": "inf", "X-RateLimit-Remaining": "nan", "X-RateLimit-Reset": "-1"},
@@ -79,7 +92,8 @@ class Fault:
 
     ``status`` and ``message`` are used by ``status`` and ``status_after``; ``latency``
     (real seconds) by ``latency`` and ``hold_reply``; ``retry_after`` by ``rate_burst``;
-    ``headers`` are set on the reply of any kind, last.
+    ``headers`` are set on the reply of any kind, last; ``size`` (inflated bytes) by
+    ``gzip_bomb``.
     """
 
     id: str
@@ -93,6 +107,7 @@ class Fault:
     sequence: list[bool] | None = None
     retry_after: float | str = 1
     headers: dict[str, str] | None = None
+    size: int = DEFAULT_BOMB_SIZE
     applied: int = field(default=0)
 
     def matches(self, method: str, path: str) -> bool:
@@ -132,6 +147,7 @@ class Faults:
         sequence: list[bool] | None = None,
         retry_after: float | str = 1,
         headers: dict[str, str] | None = None,
+        size: int = DEFAULT_BOMB_SIZE,
     ) -> Fault:
         """Add a fault rule; see :class:`Fault` for the selection rules.
 
@@ -153,6 +169,8 @@ class Faults:
             and all(isinstance(k, str) and isinstance(v, str) for k, v in headers.items())
         ):
             raise ValueError("headers must map names to strings")
+        if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+            raise ValueError("size must be a whole number of bytes, at least 0")
         self._next += 1
         rule = Fault(
             id=f"fault_{self._next}",
@@ -166,6 +184,7 @@ class Faults:
             sequence=list(sequence) if sequence is not None else None,
             retry_after=retry_after,
             headers=dict(headers) if headers is not None else None,
+            size=size,
         )
         self._rules.append(rule)
         return rule

@@ -6,9 +6,11 @@ import asyncio
 import json
 import math
 from collections.abc import Awaitable, Callable
+from email.utils import formatdate
 
 from aiohttp import web
 
+from asyncclient.emulator._bomb import gzip_bomb
 from asyncclient.emulator._context import CTX, KEY, PROJECT, Context, RequestRecord, error
 from asyncclient.emulator._faults import GARBAGE_HEADERS, Fault
 from asyncclient.emulator._ratelimit import Decision
@@ -20,6 +22,11 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 AUTH_MESSAGE = "Authentication required: provide a valid API key in the x-api-key header"
 MALFORMED_BODY = b'{"success": true, "data": {"videoId": "'
 CREATION_PREFIX = "/v1/project/create"
+PROXY_503_BODY = (
+    b"<html><head><title>503 Service Temporarily Unavailable</title></head>"
+    b"<body><center><h1>503 Service Temporarily Unavailable</h1></center></body></html>"
+)
+"""What a reverse proxy answers for an upstream that did not answer in time."""
 
 
 def route_of(request: web.Request) -> str:
@@ -67,6 +74,12 @@ async def _apply(fault: Fault | None, handler: Handler, request: web.Request) ->
         return response
     if fault.kind == "garbage_headers":
         return response
+    if fault.kind == "ok_without_ids":
+        return web.json_response({"success": True, "message": "ok"})
+    if fault.kind == "proxy_503":
+        return web.Response(status=503, body=PROXY_503_BODY, content_type="text/html")
+    if fault.kind == "gzip_bomb":
+        return await gzip_bomb(request, fault.size)
     # malformed: processed, but the body is not valid JSON
     return web.Response(status=200, body=MALFORMED_BODY, content_type="application/json")
 
@@ -82,7 +95,7 @@ def _headers(ctx: Context, key: Key, decision: Decision, fault: Fault | None) ->
         headers = {
             "X-RateLimit-Limit": decision.headers()["X-RateLimit-Limit"],  # per real minute
             "X-RateLimit-Remaining": "0",
-            "X-RateLimit-Reset": str(math.ceil(ctx.clock.wall() + max(0.0, float(wait)))),
+            "X-RateLimit-Reset": str(math.ceil(ctx.clock.now() + max(0.0, float(wait)))),
             "Retry-After": _seconds_text(seconds),
         }
     elif fault.kind == "garbage_headers":
@@ -171,6 +184,9 @@ async def service_middleware(request: web.Request, handler: Handler) -> web.Stre
             _record(ctx, request, key, 499, fault, name)
             raise
     if not response.prepared:
+        # One clock, as a service has: Date is the service's time, as createdAt and
+        # X-RateLimit-Reset are (Reset - Date is real seconds to wait).
+        response.headers["Date"] = formatdate(ctx.clock.now(), usegmt=True)
         response.headers.update(_headers(ctx, key, decision, fault))
     _record(ctx, request, key, response.status, fault, name)
     return response

@@ -73,11 +73,11 @@ class Bucket:
         to_one = max(0.0, 1.0 - self._tokens) / self.rate
         until_reset = to_one if self._tokens < 1.0 else (self.burst - self._tokens) / self.rate
         real_reset = self._clock.to_real(until_reset)
-        reset = math.ceil(self._clock.wall() + real_reset)
+        reset = math.ceil(self._clock.now() + real_reset)  # on the service's clock, as Date
         retry_after = max(1, math.ceil(self._clock.to_real(to_one)))
         return Decision(
             allowed=allowed,
-            # Per real minute, as Reset and Retry-After are in real seconds: a client
+            # Per real minute, as Retry-After and Reset - Date are in real seconds: a client
             # sized by this header keeps to the bucket whatever the time scale.
             limit=max(1, round(self.per_minute * self._clock.time_scale)),
             remaining=math.floor(self._tokens),

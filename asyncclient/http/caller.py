@@ -10,12 +10,18 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Coroutine, Mapping
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Protocol
 
 from asyncclient._clock import SYSTEM_CLOCK, Clock
-from asyncclient.errors import AmbiguousCreationError, APIError, RateLimitError
+from asyncclient.errors import (
+    AmbiguousCreationError,
+    APIError,
+    APIResponseValidationError,
+    RateLimitError,
+)
 from asyncclient.http.gate import Gate
-from asyncclient.http.headers import parse_limit, parse_remaining, parse_reset_after
+from asyncclient.http.headers import http_date, parse_limit, parse_remaining, parse_reset_after
 from asyncclient.http.protocol import (
     Envelope,
     Request,
@@ -39,7 +45,7 @@ from asyncclient.retry import RetryPolicy, is_ambiguous
 if TYPE_CHECKING:  # annotations only: the creation models load when a creation is made
     from asyncclient.models.requests import CreationRequest
 
-__all__ = ["Caller", "ClientStats", "Sender"]
+__all__ = ["Caller", "ClientStats", "Sender", "require_created_ids"]
 
 logger = logging.getLogger("asyncclient")
 _debug = functools.partial(logger.isEnabledFor, logging.DEBUG)
@@ -125,6 +131,9 @@ class Caller:
         # neither changes, following it again would change nothing.
         self._limit_text: str | None = None
         self._limit_rate: RateLimit | None = None
+        # The last response's Date and when it came (monotonic): the service's own clock,
+        # which reconciliation compares a project's createdAt with (never ours).
+        self._date_seen: tuple[str, float] | None = None
 
     def __repr__(self) -> str:
         return f"<Caller {self.limiter!r}>"
@@ -170,6 +179,7 @@ class Caller:
             return await self._traced(tracer, request, creation)
         started = self.clock.monotonic()
         sent_at = self.clock.now() if creation is not None else None  # only an ambiguity says it
+        service_at = self.service_now() if creation is not None else None
         attempt = 0
         stats = self.stats
         stats.requests += 1
@@ -186,11 +196,14 @@ class Caller:
                 span.add_event("attempt", {"limiter_wait_ms": waited * 1000})
             try:
                 if _debug():
-                    return await self._logged_attempt(request, attempt, waited)
+                    return await self._logged_attempt(request, attempt, waited, creation)
                 # The attempt, inline (a coroutine less a call); _logged_attempt is the same.
                 response = await self.transport.send(request)
                 self._follow_headers(response.headers)
-                return decode_envelope(request, response)
+                envelope = decode_envelope(request, response)
+                if creation is not None:
+                    require_created_ids(envelope)
+                return envelope
             except APIError as exc:
                 if isinstance(exc, RateLimitError):
                     stats.rate_limited += 1
@@ -198,7 +211,7 @@ class Caller:
                 delay = self.retry(attempt, exc, elapsed=self.clock.monotonic() - started)
                 if delay is None:
                     if creation is not None and is_ambiguous(exc):
-                        raise _ambiguous(request, creation, exc, sent_at) from exc
+                        raise _ambiguous(request, creation, exc, sent_at, service_at) from exc
                     raise
                 stats.retries += 1
                 logger.info(
@@ -234,7 +247,9 @@ class Caller:
             span.set_attribute("http.response.status_code", envelope.status)
             return envelope
 
-    async def _logged_attempt(self, request: Request, attempt: int, waited: float) -> Envelope:
+    async def _logged_attempt(
+        self, request: Request, attempt: int, waited: float, creation: CreationRequest | None
+    ) -> Envelope:
         """One attempt, with its DEBUG line: method, path, status, time, attempt, the time
         spent waiting for the limiter and the service's request id (never the key). The
         same values travel as the record's attributes (``extra``) for structured logs."""
@@ -246,7 +261,10 @@ class Caller:
             status = response.status
             request_id = _request_id(response.headers)
             self._follow_headers(response.headers)
-            return decode_envelope(request, response)
+            envelope = decode_envelope(request, response)
+            if creation is not None:
+                require_created_ids(envelope)
+            return envelope
         except BaseException as exc:
             if status == "error":
                 status = type(exc).__name__
@@ -273,6 +291,23 @@ class Caller:
                 },
             )
 
+    def service_now(self) -> datetime | None:
+        """A lower bound of the service's clock now, from the ``Date`` of its last
+        response (plus the time since, on this client's monotonic clock); None before
+        any response with a readable ``Date``.
+
+        A ``Date`` is whole seconds, never ahead of the service's clock, and the service's
+        clock runs at least as fast as ours since: the bound never passes the service's
+        time. Reconciliation compares a project's ``createdAt`` with it, not with ours.
+        """
+        seen = self._date_seen
+        if seen is None:
+            return None
+        date = http_date(seen[0])
+        if date is None:
+            return None
+        return date + timedelta(seconds=max(0.0, self.clock.monotonic() - seen[1]))
+
     def _follow_headers(self, headers: Mapping[str, str]) -> None:
         """Take the rate-limit headers in; never raises (a paid creation keeps its answer).
 
@@ -284,6 +319,9 @@ class Caller:
         :func:`parse_rate_limit` read in full would leave it. Any other limiter gets
         every field of every response.
         """
+        date = headers.get("Date")
+        if date is not None:
+            self._date_seen = (date, self.clock.monotonic())
         try:
             limiter = self.limiter
             if observes_every_header(limiter):
@@ -322,8 +360,52 @@ class Caller:
             )
 
 
+def _is_id(value: Any) -> bool:
+    return isinstance(value, str) and bool(value)
+
+
+def require_created_ids(envelope: Envelope) -> None:
+    """Check that a creation's success names what it made (spec part 4).
+
+    A creation answers ``data.projectId`` and/or ``data.videoId`` (multi-scene and hook
+    plus demo: a top-level ``projectId``). A success naming neither as a non-empty string,
+    or naming one of another type, tells nothing of what was made (a proxy's canned
+    answer, or a service fault) and may have followed a charged creation: an
+    :class:`~asyncclient.errors.APIResponseValidationError`, which the caller makes
+    ambiguous (never resent, never a rejection). Resources never see such a reply.
+
+    Raises:
+        APIResponseValidationError: No usable id, or an id of the wrong type.
+    """
+    data = envelope.get("data")
+    data = data if isinstance(data, dict) else {}
+    named = {
+        "data.projectId": data.get("projectId"),
+        "data.videoId": data.get("videoId"),
+        "projectId": envelope.get("projectId"),
+    }
+    wrong = [
+        f"{name}: expected a non-empty string, got {type(value).__name__}"
+        for name, value in named.items()
+        if value is not None and not _is_id(value)
+    ]
+    if wrong or not any(_is_id(value) for value in named.values()):
+        raise APIResponseValidationError(
+            f"creation reply names no usable project or video id ({'; '.join(wrong) or 'none'})",
+            body=envelope.raw,
+            status_code=envelope.status,
+            errors=wrong or [f"{name}: required field missing" for name in named],
+            method=envelope.method,
+            path=envelope.path,
+        )
+
+
 def _ambiguous(
-    request: Request, creation: CreationRequest, exc: APIError, sent_at: Any
+    request: Request,
+    creation: CreationRequest,
+    exc: APIError,
+    sent_at: Any,
+    service_at: datetime | None = None,
 ) -> AmbiguousCreationError:
     return AmbiguousCreationError(
         f"the service may or may not have created this {creation.FORMAT} "
@@ -331,6 +413,7 @@ def _ambiguous(
         "client.projects.reconcile(error) to look for it",
         request=creation,
         sent_at=sent_at,
+        service_sent_after=service_at,
         cause=exc,
         method=request.method,
         path=request.path,

@@ -43,6 +43,7 @@ __all__ = [
     "MAX_RESET_AFTER",
     "MAX_RETRY_AFTER",
     "RateLimitInfo",
+    "http_date",
     "parse_limit",
     "parse_rate_limit",
     "parse_remaining",
@@ -110,6 +111,11 @@ def _http_date(raw: object) -> datetime | None:
 
 def _header_number(headers: Mapping[str, str], name: str) -> float | None:
     return _number(headers.get(name))
+
+
+def http_date(raw: object) -> datetime | None:
+    """An HTTP date (``Date``) as an aware UTC datetime, else None; never raises."""
+    return _http_date(raw)
 
 
 def _response_date(headers: Mapping[str, str]) -> datetime | None:

@@ -40,10 +40,11 @@ from aiohttp.connector import Connection
 from attrs import frozen
 from multidict import CIMultiDict, CIMultiDictProxy
 
-from asyncclient.errors import APIConnectionError, APITimeoutError
+from asyncclient.errors import APIConnectionError, APIResponseValidationError, APITimeoutError
 from asyncclient.http.attempts import Attempt, Deadlines, seconds_of, timed_out
 from asyncclient.http.protocol import (
     JSON_HEADERS,
+    MAX_BODY_BYTES,
     Request,
     Response,
     Stream,
@@ -104,6 +105,12 @@ class AiohttpTransport:
     The session is created lazily, inside the running loop, on first use. A
     session given by the caller is used as is and never closed here; without
     our request class on it, a failure after connecting counts as possibly sent.
+
+    A response body is capped while it streams (``max_body_size``, 32 MiB by default):
+    a ``Content-Length`` over it is refused unread, and the bytes received (compressed)
+    and read (inflated) are both counted, so a small gzip body that inflates to
+    gigabytes fails early with :class:`~asyncclient.errors.APIResponseValidationError`
+    naming the limit, the memory held staying about twice the cap at most.
     """
 
     def __init__(
@@ -115,7 +122,11 @@ class AiohttpTransport:
         timeouts: Timeouts | None = None,
         ssl_context: ssl.SSLContext | None = None,
         user_agent: str = "asyncclient",
+        max_body_size: int = MAX_BODY_BYTES,
     ) -> None:
+        if max_body_size < 1:
+            raise ValueError("max_body_size: must be at least 1 byte")
+        self._max_body = max_body_size
         self._base_url = base_url.rstrip("/")
         self._api_key = api_key
         self._session = session
@@ -162,6 +173,8 @@ class AiohttpTransport:
         Raises:
             APITimeoutError: No response in time.
             APIConnectionError: Connection refused, reset or dropped.
+            APIResponseValidationError: The body passed ``max_body_size`` (refused
+                unread when its ``Content-Length`` says so; else as soon as it does).
         """
         session = self._get_session()
         given = request.headers
@@ -180,7 +193,10 @@ class AiohttpTransport:
                 allow_redirects=False,
                 timeout=self._aiohttp_timeout(state, timeouts),
             ) as resp:
-                body = await _read_body(resp, state)
+                body = await _read_body(resp, state, self._max_body)
+                if body is None:
+                    resp.close()  # the rest is never read: the connection goes with it
+                    raise _too_large(request, resp, self._max_body)
                 return response_of(resp.status, resp.headers, body)
         except (asyncio.CancelledError, asyncio.TimeoutError, aiohttp.ClientError) as exc:
             sent = self._sent(state)
@@ -338,18 +354,58 @@ def _connect_only(timeouts: Timeouts) -> aiohttp.ClientTimeout:
     return aiohttp.ClientTimeout(total=None, connect=timeouts.connect, sock_read=None)
 
 
-async def _read_body(resp: aiohttp.ClientResponse, state: Attempt) -> bytes:
-    """The whole body, the read timer started again at the head and at each chunk."""
+def _too_large(
+    request: Request, resp: aiohttp.ClientResponse, limit: int
+) -> APIResponseValidationError:
+    if _declared_over(resp, limit):
+        how = f"Content-Length {resp.headers['Content-Length']}: refused unread"
+    else:
+        how = "reading stopped there"
+    return APIResponseValidationError(
+        f"response body is larger than the client's max_body_size of {limit} bytes ({how})",
+        status_code=resp.status,
+        errors=[f"body: larger than max_body_size ({limit} bytes)"],
+        method=request.method,
+        path=request.path,
+    )
+
+
+def _declared_over(resp: aiohttp.ClientResponse, limit: int) -> bool:
+    """Whether ``Content-Length`` announces more than ``limit`` bytes (the raw body)."""
+    declared = resp.headers.get("Content-Length")
+    if declared is None:
+        return False
+    try:
+        return int(declared) > limit
+    except ValueError:  # aiohttp refuses a bad one first; belt and braces
+        return False
+
+
+async def _read_body(resp: aiohttp.ClientResponse, state: Attempt, limit: int) -> bytes | None:
+    """The whole body, or None once it passes ``limit`` bytes, raw or decompressed.
+
+    A ``Content-Length`` over the limit is refused before any byte is read. aiohttp
+    inflates a compressed body as it arrives, a bounded piece at a time; the inflated
+    bytes are counted as they are read and the raw ones as aiohttp received them, so
+    the body held never passes ``limit`` by more than a chunk, whatever it inflates to.
+    The read timer starts again at the head and at each chunk.
+    """
+    if _declared_over(resp, limit):
+        return None
     content = resp.content
     if state.read:
         state.received(state.task.get_loop().time() if state.task else 0.0)
     chunk = await content.readany()
-    if content.at_eof():  # the usual body: all there in one chunk
+    size = len(chunk)
+    if content.at_eof() and size <= limit:  # the usual body: all there in one chunk
         return chunk
     chunks = [chunk]
     while chunk:
+        if size > limit or content.total_raw_bytes > limit:
+            return None
         if state.read and state.task is not None:
             state.received(state.task.get_loop().time())
         chunk = await content.readany()
+        size += len(chunk)
         chunks.append(chunk)
-    return b"".join(chunks)
+    return None if size > limit else b"".join(chunks)

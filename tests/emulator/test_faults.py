@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+import zlib
 
 import aiohttp
 import pytest
@@ -194,13 +195,13 @@ async def test_rate_burst(api: Api, emu: Emulator, key: str) -> None:
     # Per real minute, as every other reply announces it (time scale 60).
     team_rate = round(emu.store.keys[key].bucket.per_minute * emu.clock.time_scale)
     for _ in range(3):
-        before = time.time()
+        before = emu.now()  # Reset is on the service's clock, as Date is
         status, headers, body = await api.post(CREATE, UGC)
         assert (status, body) == (429, {"success": False, "message": "rate limit exceeded"})
         assert headers["Retry-After"] == "3"
         assert headers["X-RateLimit-Limit"] == str(team_rate)
         assert headers["X-RateLimit-Remaining"] == "0"
-        assert int(before) + 3 <= int(headers["X-RateLimit-Reset"]) <= time.time() + 4
+        assert int(before) + 3 <= int(headers["X-RateLimit-Reset"]) <= emu.now() + 4
     assert emu.store.projects == {}  # nothing processed, nothing charged
     assert emu.credits(key) == credits
     assert [r.fault for r in emu.requests] == ["rate_burst"] * 3
@@ -301,3 +302,97 @@ async def test_schedule_gives_each_request_its_fault(api: Api, emu: Emulator) ->
         "garbage_headers", None, None,
     ]  # fmt: skip
     assert emu.faults.rules == []
+
+
+# -- faults of "money-safe, proven": a success without ids, a proxy's 503, a gzip bomb ----
+
+
+async def test_ok_without_ids_processes_and_charges(api: Api, emu: Emulator, key: str) -> None:
+    emu.faults.add(f"POST {CREATE}", "ok_without_ids", times=1)
+    credits = emu.credits(key)
+    status, headers, body = await api.post(CREATE, UGC)
+    assert (status, body) == (200, {"success": True, "message": "ok"})
+    assert "X-RateLimit-Limit" in headers
+    (project,) = emu.store.projects.values()  # made and charged; the reply names nothing
+    assert emu.credits(key) < credits
+    record = emu.requests[-1]
+    assert (record.status, record.fault, record.project) == (200, "ok_without_ids", project.id)
+
+
+@pytest.mark.parametrize("rule", [{"kind": "proxy_503"}, {"kind": "status_after", "status": 503}])
+async def test_a_503_after_processing(
+    api: Api, emu: Emulator, key: str, rule: dict[str, object]
+) -> None:
+    emu.faults.add_schedule(f"POST {CREATE}", [rule])
+    credits = emu.credits(key)
+    async with api.session.post(
+        api.base + CREATE, json=UGC, headers={"x-api-key": api.key or ""}
+    ) as resp:
+        status, kind, text = resp.status, resp.content_type, await resp.text()
+    assert status == 503
+    if rule["kind"] == "proxy_503":  # a proxy's page, not the service's envelope
+        assert kind == "text/html" and "503 Service Temporarily Unavailable" in text
+    else:
+        assert json.loads(text)["success"] is False
+    (project,) = emu.store.projects.values()  # processed and charged all the same
+    assert emu.credits(key) < credits
+    assert emu.requests[-1].project == project.id
+
+
+async def test_gzip_bomb_inflates_to_its_size(api: Api, emu: Emulator) -> None:
+    emu.faults.add("GET /v1/integration/list", "gzip_bomb", size=3_000_001, times=1)
+    async with api.session.get(
+        api.base + "/v1/integration/list", headers={"x-api-key": api.key or ""}
+    ) as resp:
+        assert (resp.status, resp.headers["Content-Encoding"]) == (200, "gzip")
+        body = await resp.read()  # aiohttp inflates it, checking the gzip trailer's CRC
+    assert len(body) == 3_000_001
+    assert body.startswith(b'{"success": true, "data": {"padding": "aaa')
+    assert emu.requests[-1].fault == "gzip_bomb"
+
+
+async def test_gzip_bomb_is_small_on_the_wire_and_a_gib_by_default(emu: Emulator, key: str) -> None:
+    emu.faults.add("GET /v1/integration/list", "gzip_bomb", times=1)
+    assert emu.faults.rules[0].size == 1 << 30
+    url, headers = emu.url + "/v1/integration/list", {"x-api-key": key}
+    async with (
+        aiohttp.ClientSession(auto_decompress=False) as raw,
+        raw.get(url, headers=headers) as resp,
+    ):
+        wire = await resp.read()
+    assert len(wire) < 2 * 1024 * 1024  # a GiB in about a MiB
+    inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    inflated, data = 0, wire[: 64 * 1024]
+    while data:  # a MiB at a time
+        inflated += len(inflater.decompress(data, 1 << 20))
+        data = inflater.unconsumed_tail
+    assert inflated > 32 * 1024 * 1024  # 64 KiB on the wire already inflate past 32 MiB
+
+
+async def test_control_api_takes_the_bomb_size(api: Api, emu: Emulator) -> None:
+    async with api.session.post(
+        emu.url + "/_emulator/faults", json={"kind": "gzip_bomb", "size": 1000}
+    ) as resp:
+        assert resp.status == 201 and (await resp.json())["size"] == 1000
+    with pytest.raises(ValueError, match="size"):
+        emu.faults.add("*", "gzip_bomb", size=-1)
+    assert {"ok_without_ids", "proxy_503", "gzip_bomb"} <= set(FAULT_KINDS)
+
+
+async def test_latency_processes_a_creation_its_client_gave_up_on(
+    api: Api, emu: Emulator, key: str
+) -> None:
+    # The reply is abandoned (the client's timeout is shorter than the latency): the
+    # handler is not cancelled, and the creation is processed and charged afterwards.
+    emu.faults.add(f"POST {CREATE}", "latency", latency=0.4, times=1)
+    credits = emu.credits(key)
+    with pytest.raises(asyncio.TimeoutError):
+        await api.post(CREATE, UGC, timeout=aiohttp.ClientTimeout(total=0.1))
+    assert emu.store.projects == {}  # not yet: it waits out its latency
+    for _ in range(200):  # wait for the emulator (not a timing check)
+        if emu.store.projects:
+            break
+        await asyncio.sleep(0.01)
+    (project,) = emu.store.projects.values()
+    assert emu.credits(key) < credits
+    assert emu.requests[-1].project == project.id
