@@ -3,7 +3,9 @@
 Owns: the Redis store (``store``: registrations, the lease, published changes, kept
 outcomes), what a process awaits (``registry``), the typed, versioned records that
 processes write to each other (``wire``), the fleet's poller (``poller``: beats, lease,
-listening, rounds) and the token bucket shared through Redis (``bucket``).
+listening, rounds; ``shadows``: the holder's copies of registered jobs), the token
+bucket shared through Redis (``bucket``) and what a failing Redis raises (``faults``:
+every Redis error becomes a fallback or an ``errors.FleetError``, never a ``redis`` one).
 
 May import: ``awaiting`` (the poller it composes, job state), ``http.gate``, ``models``,
 ``errors``, ``_convert``, ``_clock``, ``_states``, ``ratelimit``. Loads ``redis`` only

@@ -8,9 +8,11 @@ within a process, waiters queue first come, first served.
 
 The service's ``X-RateLimit-Remaining`` and a 429's pause are carried into the
 shared state on the next call, so every worker slows down, not just the one that
-was told. If Redis cannot be reached, each process paces itself with a bucket of its
-own at the plan's rate (the service's 429s, retried, cover the fleet's excess) and
-tries Redis again a few seconds later: requests go on rather than fail.
+was told. If Redis fails (unreachable, too slow, out of memory, a read-only replica,
+an answer of another shape: any error of ``redis``), each process paces itself with a
+bucket of its own at the plan's rate (the service's 429s, retried, cover the fleet's
+excess) and tries Redis again a few seconds later: requests go on rather than fail,
+and no error of ``redis`` reaches a request.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ import logging
 from typing import Any
 
 from asyncclient._clock import SYSTEM_CLOCK, Clock
+from asyncclient.errors import FleetError
+from asyncclient.fleet.faults import redis_errors, wrapped
 from asyncclient.ratelimit import (
     Plan,
     RateLimit,
@@ -35,16 +39,6 @@ logger = logging.getLogger("asyncclient")
 
 FALLBACK_SECONDS = 5.0
 """How long a process paces itself alone after Redis could not be reached."""
-
-
-def _unreachable() -> tuple[type[BaseException], ...]:
-    """What a Redis that cannot be reached raises (the client's errors, and the OS's)."""
-    try:
-        from redis.exceptions import ConnectionError as RedisConnectionError
-        from redis.exceptions import TimeoutError as RedisTimeoutError
-    except ImportError:  # pragma: no cover - a duck-typed client without redis-py
-        return (OSError, asyncio.TimeoutError)
-    return (OSError, asyncio.TimeoutError, RedisConnectionError, RedisTimeoutError)
 
 
 # KEYS[1]: the bucket's hash. ARGV: rate (tokens/s), burst, cap ("none" or tokens),
@@ -136,15 +130,18 @@ class RedisTokenBucket:
         rate = self._rate
         args = [rate.per_second, rate.client_capacity, cap, pause, 1 if take else 0]
         result = await self._script(keys=[self._key], args=args)
-        return float(result.decode() if isinstance(result, bytes) else result)
+        try:
+            return float(result.decode() if isinstance(result, bytes) else result)
+        except (TypeError, ValueError, UnicodeDecodeError) as exc:
+            raise FleetError(f"shared rate limit: Redis answered {result!r}") from exc
 
     async def acquire(self) -> float:
         """Take one token of the shared bucket, waiting as long as Redis says.
 
         While tokens are on hand, concurrent acquires each make their one round trip at
         once; once one must wait, the process's acquires queue first come, first served.
-        If Redis cannot be reached, this process paces itself with a bucket of its own
-        (the plan's rate) and tries Redis again after ``FALLBACK_SECONDS``.
+        If Redis fails, this process paces itself with a bucket of its own (the plan's
+        rate) and tries Redis again after ``FALLBACK_SECONDS``.
 
         Returns:
             Seconds spent waiting.
@@ -159,7 +156,7 @@ class RedisTokenBucket:
             async with self._lock:
                 while (wait := await self._reserve(take=True)) > 0:
                     await clock.sleep(wait)
-        except _unreachable() as exc:
+        except redis_errors() as exc:
             self._fall_back(exc, clock.monotonic())
             return clock.monotonic() - started + await self._fallback_bucket().acquire()
         return clock.monotonic() - started
@@ -167,7 +164,7 @@ class RedisTokenBucket:
     def _fall_back(self, error: BaseException, now: float) -> None:
         if self._fallback_until <= 0:
             logger.warning(
-                "shared rate limit unreachable (%r): pacing this process alone for %.0f s",
+                "shared rate limit failed (%r): pacing this process alone for %.0f s",
                 error,
                 FALLBACK_SECONDS,
             )
@@ -179,8 +176,13 @@ class RedisTokenBucket:
             self._fallback = TokenBucket(self._rate, clock=clock.monotonic, sleep=clock.sleep)
         return self._fallback
 
+    @wrapped("reading the shared bucket")
     async def tokens(self) -> float:
-        """Tokens in the shared bucket now (what was taken is gone, time refills)."""
+        """Tokens in the shared bucket now (what was taken is gone, time refills).
+
+        Raises:
+            FleetError: Redis failed.
+        """
         await self._reserve(take=False)
         raw = await self._redis.hget(self._key, "tokens")
         return float(raw) if raw is not None else float(self._rate.client_capacity)

@@ -26,9 +26,15 @@ holder drops its registrations. Whatever is published is also kept (finished vid
 and looked up by a process when it registers a job, or when its listener reconnects,
 so nothing that moved while it was not listening is lost.
 
-If Redis cannot be reached, each process polls its own jobs (as without ``redis=``)
-until it can again. The process's mode (:class:`~asyncclient._states.FleetMode`) moves
-through :data:`~asyncclient._states.FLEET`.
+A lease held by no live process (its holder's ``alive`` key lapsed, or a value that is
+not one of ours) is taken over at the next beat; a holder fenced out (it was paused
+past its lease and another took it) stops leading at its first refused write.
+
+If Redis fails (unreachable, too slow, refusing writes when out of memory or a
+read-only replica, or answering oddly), each process polls its own jobs (as without
+``redis=``) until it works again; nothing of ``redis`` reaches a job's waiter. The
+process's mode (:class:`~asyncclient._states.FleetMode`) moves through
+:data:`~asyncclient._states.FLEET`.
 
 Time: every wait and deadline goes through the client's clock (a timed wait races the
 clock's sleep), except how long one read of the channel blocks: an I/O deadline of the
@@ -55,11 +61,13 @@ from asyncclient.awaiting.poller import (
     VideoSource,
 )
 from asyncclient.awaiting.state import JobState
+from asyncclient.fleet.faults import redis_errors
 from asyncclient.fleet.listener import ChannelListener
 from asyncclient.fleet.registry import Registry
 from asyncclient.fleet.relay import FleetStats, Relay, Teller
+from asyncclient.fleet.shadows import Shadows
 from asyncclient.fleet.store import FleetStore
-from asyncclient.fleet.wire import Detail, Notified, read_spec
+from asyncclient.fleet.wire import Detail, Notified
 from asyncclient.http.gate import Gate
 from asyncclient.models.videos import VideoDetail
 
@@ -130,14 +138,18 @@ class FleetPoller:
         self._clock = clock
         self._registry = Registry()
         self._relay = Relay(
-            store, self._registry, self.fleet, clock=clock, retry=self.lease / BEATS_PER_LEASE
+            store,
+            self._registry,
+            self.fleet,
+            clock=clock,
+            retry=self.lease / BEATS_PER_LEASE,
+            lost=self._lease_lost,
         )
-        self._shadows: dict[str, JobState] = {}  # the holder's copies of registered jobs
+        self._shadows = Shadows()  # the holder's copies of registered jobs
         self._mode = _FOLLOWING
         self._next_round = 0.0
         self._earliest = 0.0  # no round before (the policy's first_delay)
         self._left = True  # the fleet knows this process awaits nothing
-        self._others = False  # as holder: other processes' jobs are pending
         self._wake = asyncio.Event()  # the rounds: the mode changed, or no job is left
         self._pending = asyncio.Event()  # the beat: registrations to send
         self._listener = ChannelListener(
@@ -221,7 +233,7 @@ class FleetPoller:
     def _busy(self) -> bool:
         """Jobs to await here, or (as the holder) jobs other processes await: a holder
         keeps polling for the fleet after its own jobs ended, until none is pending."""
-        return bool(self.poller.watching) or (self._mode is _LEADING and self._others)
+        return bool(self.poller.watching) or (self._mode is _LEADING and self._shadows.others)
 
     # -- watching (VideoJob calls these) ---------------------------------------------------
 
@@ -261,18 +273,16 @@ class FleetPoller:
         finished = self._notified(detail)
         finished_now = VIDEO.is_terminal(VideoState.of(detail.status))
         outcome = Detail("", detail) if finished_now else None
-        await self._relay.publish_now(Notified(detail), outcome)
+        try:
+            await self._relay.publish_now(Notified(detail), outcome)
+        except redis_errors() as exc:  # the holder's rounds, or each process's, read it
+            logger.warning("fleet: a notification's record not shared (%r)", exc)
         return finished
 
     def _notified(self, detail: VideoDetail) -> int:
         """A notification's record to the local jobs and to the holder's copies (which
         then need no more polling; the fleet hears of it from the notification)."""
-        for shadow in self._shadows.values():
-            if not shadow.done() and (
-                detail.id in shadow.video_ids
-                or (detail.project_id and shadow.project_id == detail.project_id)
-            ):
-                shadow.take_detail(detail)  # not told: the notification's message tells it
+        self._shadows.notified(detail)
         return self.poller.take_notified(detail)
 
     # -- the fleet's tasks (the composed poller's strategy) -----------------------------------
@@ -329,8 +339,15 @@ class FleetPoller:
             logger.debug("fleet: this process polls for the fleet")
         else:
             self._shadows.clear()
-            self._others = False
         self._wake.set()
+
+    def _lease_lost(self) -> None:
+        """A write as holder was refused (another holds the lease): follow, and beat
+        at once to learn who leads."""
+        if self._mode is _LEADING:
+            logger.warning("fleet: the lease was taken over; following")
+            self._set_mode(_FOLLOWING)
+        self._pending.set()
 
     async def _wait(self, event: asyncio.Event, seconds: float) -> None:
         """Wait until ``event`` is set or ``seconds`` pass on the clock; clear it."""
@@ -346,11 +363,9 @@ class FleetPoller:
                 # A holder renews every beat: a lease left shorter than a beat is a dead
                 # holder's, taken over the moment it lapses.
                 wait = min(beat, await self._beat() + _AFTER_LAPSE)
-            except Exception as exc:  # Redis unreachable: poll our own jobs meanwhile
+            except Exception as exc:  # Redis failed: poll our own jobs meanwhile
                 if self._mode is not _ALONE:
-                    logger.warning(
-                        "fleet: Redis unreachable (%r); polling this process's jobs", exc
-                    )
+                    logger.warning("fleet: Redis failed (%r); polling this process's jobs", exc)
                 self._registry.again = True
                 self._set_mode(_ALONE)
             await self._wait(self._pending, wait)
@@ -413,22 +428,7 @@ class FleetPoller:
     async def _registered(self) -> dict[str, JobState]:
         """The holder's copies of the pending jobs live processes await, by key (new
         ones made)."""
-        live: dict[str, bytes] = {}
-        for registration in await self.store.registrations():
-            live.setdefault(registration.job, registration.spec)
-        for key in [k for k in self._shadows if k not in live]:
-            del self._shadows[key]
-        for key, spec in live.items():
-            if key not in self._shadows:
-                try:
-                    project_id, video_id, read_detail = read_spec(spec)
-                except ValueError as exc:  # another version's registration
-                    logger.debug("fleet: %r: %s", key, exc)
-                    continue
-                shadow = JobState(project_id=project_id, video_id=video_id)
-                shadow.read_detail = read_detail
-                self._shadows[key] = shadow
-                self.poller.hurry()
-        pending = {k: s for k, s in self._shadows.items() if not s.done()}
-        self._others = bool(pending)
+        pending, new = self._shadows.update(await self.store.registrations())
+        if new:
+            self.poller.hurry()
         return pending

@@ -2,7 +2,10 @@
 
 :class:`Relay` keeps the changes told since the last publication (each also handed at
 once to this process's own jobs of that key), and publishes them in one message, with
-the record of every video they finished kept for processes that await it later.
+the record of every video they finished kept for processes that await it later. A
+publication is fenced (see :class:`~asyncclient.fleet.store.FleetStore`): when this
+process no longer holds the lease, what it told is dropped (the holder reads it
+again) and ``lost`` is called.
 :class:`Teller` is the :class:`~asyncclient.awaiting.poller.PollListener` of one of the
 holder's rounds: what the round takes into its copy of a registered job is told.
 """
@@ -11,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 
 from asyncclient._clock import Clock
 from asyncclient._states import VIDEO, VideoState
@@ -62,11 +66,14 @@ class Relay:
         stats: Counts what is published.
         clock: Waits between tries to publish.
         retry: Seconds between tries when publishing failed.
+        lost: Called when a publication finds that this process no longer holds the
+            lease (what it told was dropped).
     """
 
     __slots__ = (
         "_clock",
         "_finished",
+        "_lost",
         "_registry",
         "_retry",
         "_stats",
@@ -83,8 +90,10 @@ class Relay:
         *,
         clock: Clock,
         retry: float,
+        lost: Callable[[], None] = lambda: None,
     ) -> None:
         self._store = store
+        self._lost = lost
         self._stats = stats
         self._registry = registry
         self._clock = clock
@@ -117,7 +126,7 @@ class Relay:
             detail = finished.detail
             outcome.append((detail.id, detail.project_id, kept(finished)))
         message = Message(sender=self._store.process, changes=(change,))
-        await self._store.publish(encode_message(message), outcome)
+        await self._store.publish(encode_message(message), outcome, fenced=False)
         self._stats.published += 1
 
     async def run(self) -> None:
@@ -134,17 +143,22 @@ class Relay:
                 self._to_publish.set()
 
     async def publish(self) -> None:
-        """Publish what was told since the last publication (kept on failure)."""
+        """Publish what was told since the last publication (kept on failure; dropped
+        when this process no longer holds the lease)."""
         told, finished = self._told, self._finished
         if not told:
             return
         self._told, self._finished = [], []
         message = Message(sender=self._store.process, changes=tuple(told))
         try:
-            await self._store.publish(encode_message(message), finished)
+            published = await self._store.publish(encode_message(message), finished)
         except BaseException:
             self._told[:0], self._finished[:0] = told, finished
             raise
+        if not published:  # fenced out: another process holds the lease now
+            logger.info("fleet: the lease was lost; %d changes left to its holder", len(told))
+            self._lost()
+            return
         self._stats.published += len(told)
 
 
