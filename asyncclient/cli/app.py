@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import signal
 import sys
-from collections.abc import Coroutine, Sequence
+from collections.abc import Coroutine, Iterator, Sequence
 from typing import Any
 
 import asyncclient.cli.batch as _cli_batch
@@ -65,11 +66,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_OK
     command = _cli_demo.main(ns) if ns.command == "demo" else _cli_resources.run(ns)
     try:
-        return asyncio.run(_interruptible(command))
+        with _file_size_errors():
+            return asyncio.run(_interruptible(command))
     except KeyboardInterrupt:
         if not _cli_batch.interrupt_reported:
             print("interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+
+
+@contextlib.contextmanager
+def _file_size_errors() -> Iterator[None]:
+    """Ignore ``SIGXFSZ`` meanwhile: a write past the file size limit (``ulimit -f``)
+    then fails with ``EFBIG`` instead of killing the process, so that a batch whose
+    journal cannot grow stops in order and says what it sent (POSIX, main thread)."""
+    xfsz = getattr(signal, "SIGXFSZ", None)
+    try:
+        previous = signal.signal(xfsz, signal.SIG_IGN) if xfsz is not None else None
+    except ValueError:  # not the main thread
+        previous = None
+    try:
+        yield
+    finally:
+        if xfsz is not None and previous is not None:
+            signal.signal(xfsz, previous)
 
 
 async def _interruptible(command: Coroutine[Any, Any, int]) -> int:

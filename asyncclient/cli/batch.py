@@ -21,13 +21,20 @@ from asyncclient._states import BatchPhase
 from asyncclient._states import RowOutcome as _R
 from asyncclient.batch.report import BatchReport, BatchUpdate
 from asyncclient.batch.runner import Batch, RowResult
-from asyncclient.cli.exits import EXIT_INTERRUPTED, EXIT_OK, EXIT_PARTIAL, EXIT_USAGE
-from asyncclient.cli.journal import earlier_of, resuming_text, this_run_text
+from asyncclient.cli.exits import (
+    EXIT_ERROR,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_PARTIAL,
+    EXIT_USAGE,
+)
+from asyncclient.cli.journal import earlier_of, lost_record_text, resuming_text, this_run_text
 from asyncclient.cli.output import error, note, print_json
 from asyncclient.cli.progress import ProgressDisplay
 from asyncclient.cli.resources import add_connection_args
 from asyncclient.cli.results import Downloaded, counts, download_results, row_records, run_batch
 from asyncclient.client import AsyncClient
+from asyncclient.errors import JournalError, JournalWriteError
 
 __all__ = ["batch_command", "interrupt_reported", "read_rows", "register"]
 
@@ -55,6 +62,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--out", metavar="RESULTS.jsonl", help="write one result per row")
     p.add_argument("--download", metavar="DIR", help="download completed videos here")
     p.add_argument("--budget", type=int, metavar="CREDITS", help="stop submitting past it")
+    p.add_argument(
+        "--settle-window",
+        type=float,
+        default=600.0,
+        metavar="S",
+        help="a row whose reply was lost is resent only after this long, once the service "
+        "shows nothing made (600)",
+    )
     p.add_argument("--title-column", default="title", metavar="NAME", help="(title)")
     p.add_argument("--json", action="store_true", help="print one JSON document on stdout")
     add_connection_args(p)
@@ -134,8 +149,10 @@ async def batch_command(args: argparse.Namespace, client: AsyncClient) -> int:
         client: The configured client.
 
     Returns:
-        0 every row completed, 4 not every row did, 2 a bad rows file or journal,
-        130 interrupted (running the same command again resumes it).
+        0 every row completed, 4 not every row did, 2 a bad rows file or journal (of
+        other rows, of another API key, or held by another run), 1 a journal record that
+        could not be written (the batch stopped there), 130 interrupted (running the same
+        command again resumes it).
     """
     path = Path(args.rows)
     journal = Path(args.journal) if args.journal else path.with_suffix(".journal.jsonl")
@@ -150,6 +167,7 @@ async def batch_command(args: argparse.Namespace, client: AsyncClient) -> int:
         rows,
         title_key=args.title_column,
         spacing=args.spacing,
+        settle_window=args.settle_window,
         concurrency=args.concurrency,
         journal=journal,
         on_progress=display,
@@ -163,9 +181,12 @@ async def batch_command(args: argparse.Namespace, client: AsyncClient) -> int:
     except asyncio.CancelledError:  # Ctrl-C: the batch and its journal are closed by now
         display.close()
         return _interrupted(args, batch, rows, journal)
-    except (OSError, ValueError) as exc:  # the journal of other rows, a damaged one, a
-        display.close()  # changed row; a journal that cannot be read (a directory, say)
-        if isinstance(exc, OSError) and opened.read:
+    except JournalWriteError as exc:  # a record lost: stopped before sending more
+        display.close()
+        return _record_lost(args, batch, rows, journal, exc)
+    except (JournalError, OSError, ValueError) as exc:  # the journal of other rows or
+        display.close()  # of another key, held by another run, damaged; a changed row;
+        if isinstance(exc, OSError) and opened.read:  # a journal that cannot be read
             raise
         error(str(exc))
         return EXIT_USAGE
@@ -276,14 +297,39 @@ def _interrupted(args: argparse.Namespace, batch: Batch, rows: Sequence[Any], jo
         "run the same command again to resume"
     )
     if args.json:
-        summary: dict[str, Any] = {"rows": report.rows, **tally}
-        summary.update(
-            doneBefore=report.done_before,
-            submittedBefore=report.submitted_before,
-            submitted=report.submitted,
-            journal=str(journal),
-            interrupted=True,
-            exitCode=EXIT_INTERRUPTED,
-        )
-        print_json({"summary": summary, "rows": row_records(batch.results, rows, {})})
+        _print_stopped(batch, rows, journal, EXIT_INTERRUPTED, interrupted=True)
     return EXIT_INTERRUPTED
+
+
+def _record_lost(
+    args: argparse.Namespace,
+    batch: Batch,
+    rows: Sequence[Any],
+    journal: Path,
+    lost: JournalWriteError,
+) -> int:
+    """Say what a run that could not write its journal had sent (exit 1: never 0)."""
+    report = batch.report()
+    error(lost_record_text(report, lost))
+    if args.json:
+        _print_stopped(batch, rows, journal, EXIT_ERROR, journalError=str(lost))
+    return EXIT_ERROR
+
+
+def _print_stopped(
+    batch: Batch, rows: Sequence[Any], journal: Path, code: int, **more: Any
+) -> None:
+    """The ``--json`` document of a run that stopped before its end."""
+    report = batch.report()
+    summary: dict[str, Any] = {"rows": report.rows, **counts(report)}
+    summary.update(
+        doneBefore=report.done_before,
+        submittedBefore=report.submitted_before,
+        submitted=report.submitted,
+        maybeCharged=report.maybe_charged,
+        journal=str(journal),
+        interrupted=False,
+        exitCode=code,
+    )
+    summary.update(more)
+    print_json({"summary": summary, "rows": row_records(batch.results, rows, {})})

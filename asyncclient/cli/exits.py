@@ -17,9 +17,11 @@ __all__ = [
 EXIT_OK = 0
 """Done: every row, video or request succeeded."""
 EXIT_ERROR = 1
-"""The service or the network failed: an API error, a connection error, a FAILED video."""
+"""The service, the network or the disk failed: an API error, a connection error, a FAILED
+video, a batch journal record that could not be written (the batch stopped there)."""
 EXIT_USAGE = 2
-"""Bad input or usage: an option, a missing key or URL, an unreadable or empty rows file."""
+"""Bad input or usage: an option, a missing key or URL, an unreadable or empty rows file, a
+journal another run holds or of another API key."""
 EXIT_CONFIG = EXIT_USAGE  # the name of earlier versions
 EXIT_TIMEOUT = 3
 """``videos wait --timeout`` passed before the video finished."""
@@ -30,7 +32,7 @@ EXIT_INTERRUPTED = 130
 
 EXIT_STATUSES: tuple[tuple[int, str], ...] = (
     (EXIT_OK, "success"),
-    (EXIT_ERROR, "the service or the network failed (API error, FAILED video)"),
+    (EXIT_ERROR, "the service, network or disk failed (API error, FAILED video, journal)"),
     (EXIT_USAGE, "bad input or usage (options, missing key or URL, empty or bad rows file)"),
     (EXIT_TIMEOUT, "timed out (videos wait --timeout)"),
     (EXIT_PARTIAL, "partial failure: some rows of a batch did not complete"),

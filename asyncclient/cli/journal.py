@@ -2,8 +2,8 @@
 
 The batch owns its journal (:mod:`asyncclient.batch.journal`) and says what it read
 there and what this run did in its report (:class:`~asyncclient.batch.report.BatchReport`);
-the command line words it: the note that a run resumes, and the line on what this run
-submitted and spent.
+the command line words it: the note that a run resumes, the line on what this run
+submitted and spent, and what a run that lost a journal record had sent when it stopped.
 """
 
 from __future__ import annotations
@@ -13,8 +13,9 @@ from pathlib import Path
 from asyncclient._states import JournalEvent
 from asyncclient.batch.report import BatchReport
 from asyncclient.cli.progress import Earlier
+from asyncclient.errors import JournalWriteError
 
-__all__ = ["earlier_of", "resuming_text", "this_run_text"]
+__all__ = ["earlier_of", "lost_record_text", "resuming_text", "this_run_text"]
 
 
 def earlier_of(report: BatchReport) -> Earlier:
@@ -70,3 +71,32 @@ def this_run_text(report: BatchReport) -> str:
     if sent_before > done_before:
         before.append(f"{sent_before - done_before} submitted earlier were awaited")
     return head + (f"; {', '.join(before)} (journal)" if before else "")
+
+
+def lost_record_text(report: BatchReport, lost: JournalWriteError) -> str:
+    """Why a run stopped when its journal could not record, and what it had sent.
+
+    Returns:
+        E.g. ``j.jsonl: could not record row 3's submission (the row was not sent): File
+        too large; ...; the batch stopped: this run sent 3 rows: 2 accepted by the service
+        (charged), 1 may have been charged (...); no other row was sent. ...``.
+    """
+    if not report.submitted:
+        sent = "this run sent no row, charged nothing"
+    else:
+        charged = "charged" if report.credits_spent is None else f"{report.credits_spent} credits"
+        parts = [f"{report.accepted} accepted by the service ({charged})"]
+        refused = report.submitted - report.accepted - report.maybe_charged
+        if refused > 0:
+            parts.append(f"{refused} refused (not charged)")
+        if report.maybe_charged:
+            parts.append(
+                f"{report.maybe_charged} may have been charged (the service's answer was not "
+                "recorded, or not yet given: the next run asks the service about them before "
+                "sending any again)"
+            )
+        sent = f"this run sent {report.submitted} rows: {', '.join(parts)}"
+    return (
+        f"{lost}; the batch stopped: {sent}; no other row was sent. Free disk space (or "
+        "raise the file size limit) and run the same command again to resume"
+    )
