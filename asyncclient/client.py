@@ -24,6 +24,7 @@ from asyncclient.awaiting.jobs import Jobs
 from asyncclient.awaiting.poller import JobPoller, Poller, PollPolicy
 from asyncclient.http.caller import Caller, ClientStats
 from asyncclient.http.gate import Gate
+from asyncclient.http.protocol import MAX_BODY_BYTES
 from asyncclient.http.transport import AiohttpTransport, ClientSession, Timeouts
 from asyncclient.http.urls import check_base_url, check_webhook_url
 from asyncclient.ratelimit import (
@@ -100,6 +101,8 @@ class AsyncClient:
         timeouts: Per-attempt timeouts (connect 10 s, read 60 s, total 120 s);
             time spent waiting for the rate limiter is not counted.
         ssl_context: TLS settings for the session we create (e.g. a private CA).
+        max_body_size: The largest response body read, compressed or not (32 MiB);
+            a larger one is refused while it streams.
         retry: When to retry; ``RetryPolicy()`` by default, ``RetryPolicy(attempts=1)``
             never retries. Creation requests are retried only when the service
             cannot have processed them.
@@ -143,6 +146,7 @@ class AsyncClient:
         session: ClientSession | None = None,
         timeouts: Timeouts | None = None,
         ssl_context: ssl.SSLContext | None = None,
+        max_body_size: int = MAX_BODY_BYTES,
         retry: RetryPolicy | None = None,
         limiter: Limiter | None = None,
         clock: Clock | None = None,
@@ -184,6 +188,7 @@ class AsyncClient:
             session=session,
             timeouts=timeouts,
             ssl_context=ssl_context,
+            max_body_size=max_body_size,
             user_agent=f"asyncclient/{__version__}",
         )
         self._caller = Caller(
@@ -247,6 +252,7 @@ class AsyncClient:
             jobs=self.jobs,
             clock=self._clock,
             webhook=self.notification_url,
+            journal_key=self._journal_key,
         )
 
     @functools.cached_property
@@ -295,6 +301,13 @@ class AsyncClient:
         from asyncclient.awaiting.tokens import with_token
 
         return with_token(self._webhook_url, self._notification_tokens[0])
+
+    @functools.cached_property
+    def _journal_key(self) -> str:
+        """What a batch's journal records of the API key (a hash, never the key)."""
+        from asyncclient.batch.journal import key_id
+
+        return key_id(self._token_source[0])
 
     @functools.cached_property
     def _notification_tokens(self) -> list[str]:
@@ -384,6 +397,7 @@ class AsyncClient:
             jobs=self.jobs,
             clock=self._clock,
             gate=self._caller.gate,
+            journal_key=self._journal_key,
             **options,
         )
 

@@ -12,6 +12,12 @@ money is in flight), a quarter at a random time; the note says how many rows eac
 cut between their ``submit`` record and its answer, and how many of those the service
 had made.
 
+Scenario C runs small batches whose every creation meets one of the paths that used to
+charge twice or misreport (a service that processes a creation after the client gave up
+on its reply, a gateway's 503 after processing, a 200 without ids), each then finished
+by a second run with the same journal, and two batches of the same titles on one key
+whose second batch's creations are all lost before the service.
+
 Every column comes from the emulator's records (its projects, videos, request log,
 fault counters and the team's balance), never from what the client believes; the
 client's reports are only compared with them. Run from the repository root:
@@ -54,6 +60,7 @@ TIMEOUT = 1.0
 JOURNAL_KILL_CAP = 20.0  # real seconds a run waits for its journal-following kill at most
 RUN_LIMIT = 240.0  # real seconds any one run may take before the benchmark gives up on it
 CREDITS = 10**7
+SETTLE = 600.0 / SCALE  # the settle window: ten service minutes, in real seconds
 
 FaultSpec = dict[str, Any]
 
@@ -264,7 +271,7 @@ def emulator(seed: int) -> Emulator:
 
 
 async def run_batch(
-    emu: Emulator, key: str, data: list[dict[str, str]], journal: Path
+    emu: Emulator, key: str, data: list[dict[str, str]], journal: Path, settle: float = SETTLE
 ) -> tuple[dict[int, Reported], str]:
     """One run of the batch; returns the reports and what went wrong, if anything."""
     rate = Plan.PREMIUM.rate_limit.scaled(SCALE)
@@ -274,7 +281,12 @@ async def run_batch(
         key, base_url=emu.url, plan=rate, timeouts=timeouts, polling=polling
     ) as client:
         batch = client.templates.generate_many(
-            TEMPLATE, data, journal=journal, spacing=1.0 / SCALE, concurrency=8
+            TEMPLATE,
+            data,
+            journal=journal,
+            spacing=1.0 / SCALE,
+            concurrency=8,
+            settle_window=settle,
         )
         try:
             results = await asyncio.wait_for(batch, RUN_LIMIT)
@@ -430,6 +442,8 @@ async def cli(emu: Emulator, key: str, folder: Path, kill: Kill | None) -> tuple
         "8",
         "--spacing",
         f"{1.0 / SCALE:.6f}",
+        "--settle-window",
+        f"{SETTLE:g}",
     ]
     proc = await asyncio.create_subprocess_exec(
         *command,
@@ -531,6 +545,70 @@ async def scenario_b(n: int, rate: float, kills: int, seed: int, folder: Path) -
     return audits
 
 
+# -- scenario C: the paths of issue "Money-safe, proven" ---------------------------------
+
+# Each is a fault on every creation of a small batch; run 2 (same journal, no faults)
+# finishes what run 1 left pending. The emulator's latency is real seconds (unscaled): the
+# settle window here is longer than it, as the real one is longer than any delay.
+SLOW_SETTLE = 4.0
+PATHS: tuple[tuple[str, FaultSpec], ...] = (
+    ("slow service: processed after the reply was given up", {"kind": "latency", "latency": 2.0}),
+    ("a gateway's 503 after processing", {"kind": "status_after", "status": 503}),
+    ("200 without ids", {"kind": "ok_without_ids"}),
+)
+
+
+async def scenario_c(n: int, seed: int, folder: Path) -> list[Audit]:
+    data = rows(n)
+    titles = [r["title"] for r in data]
+    audits = []
+    for number, (label, spec) in enumerate(PATHS):
+        journal = folder / f"c{number}.journal.jsonl"
+        async with emulator(seed + number) as emu:
+            key = emu.add_team(plan="premium", credits=CREDITS)
+            params = {k: v for k, v in spec.items() if k != "kind"}
+            emu.faults.add(CREATE, spec["kind"], **params)
+            started = time.monotonic()
+            reported, note = await run_batch(emu, key, data, journal, SLOW_SETTLE)
+            seconds = time.monotonic() - started
+            audits.append(audit(label, emu, key, titles, reported, seconds, note))
+            emu.faults.clear()
+            started = time.monotonic()
+            reported, note = await run_batch(emu, key, data, journal)
+            seconds = time.monotonic() - started
+            audits.append(audit(f"{label}, run 2", emu, key, titles, reported, seconds, note))
+    audits.append(await _repeated_titles(n, seed, folder))
+    return audits
+
+
+async def _repeated_titles(n: int, seed: int, folder: Path) -> Audit:
+    """Two batches of the same titles, one after the other on one key; every creation of
+    the second is lost before the service. Its rows must get projects of their own."""
+    data = rows(n)
+    async with emulator(seed + 10) as emu:
+        key = emu.add_team(plan="premium", credits=CREDITS)
+        first, _ = await run_batch(emu, key, data, folder / "c-first.journal.jsonl")
+        await asyncio.sleep(2.0)  # whole seconds apart on the service's Date
+        emu.faults.add(CREATE, "drop_before", times=n)
+        started = time.monotonic()
+        second, note = await run_batch(emu, key, data, folder / "c-second.journal.jsonl")
+        seconds = time.monotonic() - started
+        result = audit("repeated titles, a second batch", emu, key, [], second, seconds, note)
+        team = emu.team_id(key)
+        per_title = collections.Counter(
+            p.videos[0].name for p in emu.store.projects.values() if p.team_id == team
+        )
+    taken = {r.project_id for r in first.values()} & {r.project_id for r in second.values()}
+    result.rows = n
+    result.duplicates = sum(max(0, c - 2) for c in per_title.values())
+    result.duplicated_rows = sum(1 for c in per_title.values() if c > 2)
+    result.lost = sum(1 for t in (r["title"] for r in data) if per_title.get(t, 0) < 2)
+    result.misreported = len(taken - {None})
+    if result.misreported:
+        result.misreports["completed with the first batch's project"] = result.misreported
+    return result
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rows", type=int, default=500, help="rows per scenario (500)")
@@ -538,7 +616,7 @@ async def main() -> None:
     parser.add_argument("--kills", type=int, default=20, help="SIGKILLs in scenario B (20)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--quick", action="store_true", help="40 rows, 3 kills (for CI)")
-    parser.add_argument("--only", choices=["A", "B"], help="run one scenario")
+    parser.add_argument("--only", choices=["A", "B", "C"], help="run one scenario")
     opts = parser.parse_args()
     if opts.quick:
         opts.rows, opts.kills = 40, 3
@@ -559,6 +637,11 @@ async def main() -> None:
             table(
                 f"B: the CLI, SIGKILLed {opts.kills} times, then a finishing run",
                 await scenario_b(opts.rows, opts.fault_rate, opts.kills, opts.seed, folder),
+            )
+        if opts.only in (None, "C"):
+            table(
+                'C: each money path of issue "Money-safe, proven" on every creation',
+                await scenario_c(max(4, opts.rows // 20), opts.seed, folder),
             )
 
 

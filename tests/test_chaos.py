@@ -26,6 +26,7 @@ N = 30
 CREATE = "POST /v1/project/create"
 HOLD = 0.6  # real seconds a held reply waits; the client's timeout is shorter
 TIMEOUT = 0.3
+SETTLE = 600.0  # service seconds before a lost creation is taken as never made
 
 # The i-th creation request meets SCHEDULE[i] (None: no fault).
 SCHEDULE: list[dict[str, Any] | None] = [None] * 40
@@ -70,7 +71,12 @@ async def run(emu: Emulator, key: str, journal: Path) -> list[RowResult]:
         polling=PollPolicy(min_interval=0.02, max_interval=0.1),
     ) as client:
         batch = client.templates.generate_many(
-            "tpl_welcome", rows(N), journal=journal, spacing=1.0 / SCALE, concurrency=1
+            "tpl_welcome",
+            rows(N),
+            journal=journal,
+            spacing=1.0 / SCALE,
+            concurrency=1,
+            settle_window=SETTLE / SCALE,  # ten service minutes
         )
         return await asyncio.wait_for(batch, 60)
 

@@ -4,8 +4,9 @@ Owns: :class:`Batch` and ``request_batch`` (``runner``), the run of its rows
 (``rowrun``), its phase, outcomes, counts and listeners (``ledger``), what it tells
 (``report``: :class:`BatchUpdate`, :class:`BatchReport`) and how it reads (``text``,
 its ``repr``), a row's settings, items and results (``rows``), the journal file that
-makes a batch resumable (``journal``), the credit budget (``budget``), settling a
-creation whose answer was lost (``settle``) and template rows turned into requests
+makes a batch resumable (``journal``) and its lock, one runner per journal
+(``journal_lock``), the credit budget (``budget``), settling a creation whose answer
+was lost, within the settle window (``settle``) and template rows turned into requests
 (``template_rows``). Faces attach through ``batch.phase``, ``batch.subscribe`` and
 ``batch.report()``.
 

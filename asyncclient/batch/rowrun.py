@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Collection
 from typing import Any, Protocol
 
 from asyncclient._clock import Clock
@@ -41,7 +42,9 @@ class Submitter(Protocol):
 
     async def submit(self, prepared: PreparedCreation) -> VideoJob: ...
 
-    async def reconcile(self, error: AmbiguousCreationError) -> VideoJob | None: ...
+    async def reconcile(
+        self, error: AmbiguousCreationError, *, claimed: Collection[str] = ()
+    ) -> VideoJob | None: ...
 
 
 class JobMaker(Protocol):
@@ -87,6 +90,8 @@ class RowRunner:
         self._budget = CreditBudget(settings.budget, settings.cost_per_row, clock=clock)
         self._journal: Journal | None = None
         self._last_start = -1e9
+        # Projects a row of this batch owns: one project satisfies one row, never two.
+        self._claimed: set[str] = set()
 
     @property
     def spacing(self) -> float:
@@ -99,8 +104,14 @@ class RowRunner:
         ledger = self._ledger
         ledger.started = self._clock.monotonic()
         if self.settings.journal is not None:
-            self._journal = Journal.open(self.settings.journal, self._batch_id, now=self._clock.now)
+            self._journal = Journal.open(
+                self.settings.journal,
+                self._batch_id,
+                now=self._clock.now,
+                key=self.settings.journal_key,  # a journal of another key is refused
+            )
             ledger.read_journal({i: row.event for i, row in self._journal.rows.items()})
+            self._claimed.update(r.project_id for r in self._journal.rows.values() if r.project_id)
         ledger.to(_P.SUBMITTING)
         try:
             for item in items:
@@ -202,6 +213,8 @@ class RowRunner:
         job = await self._submit(item)
         if job is None:
             return
+        if job.project_id:
+            self._claimed.add(job.project_id)
         self._record(JournalEvent.ACCEPTED, item, project=job.project_id, video=job.video_id)
         self._ledger.move(item.index, _R.SUBMITTED)
         self._ledger.report_progress()
@@ -211,39 +224,58 @@ class RowRunner:
     async def _submit(self, item: Item) -> VideoJob | None:
         """Send the row's creation (the semaphore is held); None when it did not start.
 
-        A row is sent a second time only after the service has said, twice, that the
-        first sending made nothing. An answer that proves nothing was made (a refusal)
-        rejects the row; one that leaves it open leaves the row ``unresolved``.
+        A row whose answer was lost stays pending while its project is looked for
+        (:func:`~asyncclient.batch.settle.settle`; its slot is given back meanwhile, so
+        the batch goes on); it is sent a second time only after the settle window, when
+        the service can no longer make the first. An answer that proves nothing was made
+        (a refusal) rejects the row; one that leaves it open leaves it ``unresolved``.
         """
         assert item.prepared is not None
+        held = True
         try:
             for attempt in range(2):
+                if not held:  # a second sending takes its turn like any other
+                    await self._sem.acquire()
+                    held = True
+                    await self._space()
                 self._record(JournalEvent.SUBMIT, item, name=getattr(item.request, "name", None))
                 self._ledger.sent.add(item.index)
                 try:
                     return await self._submitter.submit(item.prepared)
                 except AmbiguousCreationError as exc:
+                    self._passed(item)
+                    self._sem.release()
+                    held = False
                     settled = await self._settle(exc)
-                    if isinstance(settled, Unknown):
-                        self._finish(item, _R.UNRESOLVED, error=settled.reason)
-                        return None
-                    if settled is not None:
-                        return settled
-                    if attempt == 0:
-                        logger.warning("row %d: nothing was made; sending it again", item.index)
+                if isinstance(settled, Unknown):
+                    self._finish(item, _R.UNRESOLVED, error=settled.reason)
+                    return None
+                if settled is not None:
+                    return settled
+                if attempt == 0:
+                    logger.warning("row %d: nothing was made; sending it again", item.index)
             error = "sent twice; the service made nothing either time"
         except APIError as exc:  # a refusal: the service made nothing
             error = str(exc)
         finally:
             self._passed(item)
-            self._sem.release()
+            if held:
+                self._sem.release()
         self._budget.refund()
         self._record(JournalEvent.REJECTED, item, error=error, api=True)
         self._finish(item, _R.REJECTED, error=error)
         return None
 
     async def _settle(self, exc: AmbiguousCreationError) -> VideoJob | Unknown | None:
-        return await settle(self._submitter.reconcile, exc, self._clock)
+        claimed = self._claimed
+
+        async def reconcile(error: AmbiguousCreationError) -> VideoJob | None:
+            return await self._submitter.reconcile(error, claimed=claimed)
+
+        settled = await settle(reconcile, exc, self._clock, window=self.settings.settle_window)
+        if isinstance(settled, VideoJob) and settled.project_id:
+            claimed.add(settled.project_id)
+        return settled
 
     def _resume(self, state: RowState) -> VideoJob | None:
         """A job for a row the journal saw accepted, or None (done, refused or never

@@ -12,6 +12,7 @@ from attrs import frozen
 
 from asyncclient._states import RowOutcome
 from asyncclient.awaiting.jobs import DEFAULT_WAIT_TIMEOUT
+from asyncclient.batch.settle import SETTLE_WINDOW
 from asyncclient.http.prepared import PreparedCreation, check_creation
 from asyncclient.models.requests import CreationRequest, TemplateGenerationRequest
 from asyncclient.models.videos import VideoDetail
@@ -45,20 +46,30 @@ class BatchSettings:
         read_charges: Read the detail of each video this run submitted once it ended
             (one GET per row) for its ``usedCredits``, which the video list leaves
             out: ``batch.report().credits_spent`` is then what the service charged.
+        settle_window: Seconds after an ambiguous submission left (its reply lost)
+            during which the row stays pending and its project is looked for again
+            while the batch goes on; only a look after it that finds nothing lets the
+            row be sent again (see :mod:`asyncclient.batch.settle`). 10 minutes.
     """
 
     spacing: float = 1.0
     concurrency: int = 4
     journal: str | os.PathLike[str] | None = None
+    journal_key: str | None = None
+    """The ``key_id`` of the client's API key (the client sets it): the journal records
+    it, and refuses a run with another key (``asyncclient.batch.journal``)."""
     on_progress: Callable[[BatchProgress], None] | None = None
     budget: int | None = None
     cost_per_row: int | None = None
     wait_timeout: float | None = DEFAULT_WAIT_TIMEOUT
     read_charges: bool = False
+    settle_window: float = SETTLE_WINDOW
 
     def __attrs_post_init__(self) -> None:
         if self.concurrency < 1:
             raise ValueError("concurrency must be at least 1")
+        if not self.settle_window >= 0:
+            raise ValueError(f"settle_window must be 0 or more seconds, got {self.settle_window}")
 
 
 class BatchOptions(TypedDict, total=False):
@@ -72,6 +83,7 @@ class BatchOptions(TypedDict, total=False):
     cost_per_row: int | None
     wait_timeout: float | None
     read_charges: bool
+    settle_window: float
 
 
 @frozen(kw_only=True)

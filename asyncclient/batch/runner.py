@@ -253,12 +253,14 @@ def request_batch(
     jobs: JobMaker,
     clock: Clock = SYSTEM_CLOCK,
     gate: Gate | None = None,
+    journal_key: str | None = None,
     **options: Unpack[BatchOptions],
 ) -> Batch:
     """The batch of ``client.batch``: every request named, checked and serialised once.
 
     A request without a name is given one (``batch-<id>-<row>``): names are how an
-    interrupted batch finds what the service made.
+    interrupted batch finds what the service made. ``journal_key``: the client's key id
+    (see :attr:`BatchSettings.journal_key`).
     """
     bid = batch_id_of("requests", len(requests))
     named_requests = [named(r, f"batch-{bid[:6]}-{i}") for i, r in enumerate(requests)]
@@ -272,6 +274,6 @@ def request_batch(
         jobs=jobs,
         batch_id=bid,
         clock=clock,
-        settings=BatchSettings(**options),
+        settings=BatchSettings(**options, journal_key=journal_key),
         gate=gate,
     )

@@ -1,17 +1,21 @@
-"""Asking the service what an ambiguous creation made, patiently, before anything is resent.
+"""Asking the service what an ambiguous creation made, until it can no longer make one.
 
 A creation whose answer was lost (a reset or timeout after sending, a 5xx that may
-follow processing, an unreadable reply) may or may not have made a paid project.
-:func:`settle` looks for it with the service (``projects.reconcile``): two looks that
-find nothing, a moment apart, are the service's word that nothing was made; a look
-that fails (an error, an unreadable page) is tried again after a growing delay; when
-the service still cannot tell, the answer is :class:`Unknown`, and the row is never
-resent on a guess.
+follow processing, an unreadable reply) may or may not have made a paid project, and a
+service that queued the request may make it long after the client gave up on the reply.
+:func:`settle` looks for it with the service (``projects.reconcile``), again and again
+while the batch goes on, until :data:`SETTLE_WINDOW` has passed since the request left
+(longer than any timeout on either side). A project found at any look is the row's.
+Only a look after the window that finds nothing is the service's word that nothing was
+made: then, and only then, the row may be sent again. When looking kept failing, or
+several projects match, the answer is :class:`Unknown`: the row stays unresolved, is
+counted as maybe charged, and is never resent on a guess.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from datetime import datetime
 
 from attrs import frozen
 
@@ -19,11 +23,15 @@ from asyncclient._clock import Clock
 from asyncclient.awaiting.jobs import VideoJob
 from asyncclient.errors import AmbiguousCreationError, APIError, ValidationError
 
-__all__ = ["LOOKS_AFTER", "Unknown", "settle"]
+__all__ = ["LOOKS_AFTER", "SETTLE_WINDOW", "Unknown", "settle"]
 
-LOOKS_AFTER = (0.0, 2.0, 4.0, 8.0, 16.0)
-"""Seconds to wait before each look (30 s in all)."""
-_CLEAN_LOOKS = 2
+SETTLE_WINDOW = 600.0
+"""Seconds after a creation left before "not found" means "nothing was made" (10
+minutes: past the client's longest timeout, two minutes, and any queue a service keeps a
+request in that it has not answered). ``BatchSettings(settle_window=...)`` changes it."""
+
+LOOKS_AFTER = (0.0, 2.0, 4.0, 8.0, 16.0, 30.0, 60.0)
+"""Seconds to wait before each look; the last repeats until the window has passed."""
 
 
 @frozen
@@ -37,27 +45,50 @@ async def settle(
     reconcile: Callable[[AmbiguousCreationError], Awaitable[VideoJob | None]],
     error: AmbiguousCreationError,
     clock: Clock,
+    *,
+    window: float = SETTLE_WINDOW,
 ) -> VideoJob | Unknown | None:
-    """The job of what ``error``'s creation made, None when the service says it made
-    nothing, or :class:`Unknown` when it could not tell after every look."""
-    clean = 0
-    reason = "the service could not be asked"
-    for delay in LOOKS_AFTER:
-        if delay:
-            await clock.sleep(delay)
+    """The job of what ``error``'s creation made; None once a look after ``window``
+    seconds from its sending found nothing (nothing was made); :class:`Unknown` when
+    the service could not tell (looks failed, or several projects match)."""
+    failed: str | None = None
+    left = _Window(error, clock, window)
+    for look in range(10_000):  # bounded: a window of days at the longest delay
+        delay = LOOKS_AFTER[min(look, len(LOOKS_AFTER) - 1)]
+        if look and delay:
+            await clock.sleep(min(delay, max(1.0, left())))
+        last = left() <= 0
         try:
             job = await reconcile(error)
         except AmbiguousCreationError as several:  # more than one project matches
             return Unknown(str(several))
-        except (APIError, ValidationError) as failed:
-            reason = f"looking for it failed: {failed}"
+        except (APIError, ValidationError) as exc:
+            failed = f"looking for it failed: {exc}"
+            if last:
+                break
             continue
         if job is not None:
             return job
-        clean += 1
-        if clean >= _CLEAN_LOOKS:
-            return None
+        if last:
+            return None  # after the window, the service can no longer make it
+        failed = None
     return Unknown(
-        f"sent, and whether the service made it is unknown ({reason}); "
+        f"sent, and whether the service made it is unknown ({failed or 'not settled'}); "
         "run the batch again with its journal to find out (it is never resent blindly)"
     )
+
+
+class _Window:
+    """Seconds of the settle window still to come (negative once it has passed).
+
+    The time already gone when settling starts is read on the wall clock (the request
+    may have left in an earlier run); from then on the clock's monotonic time counts.
+    """
+
+    def __init__(self, error: AmbiguousCreationError, clock: Clock, window: float) -> None:
+        sent: datetime = error.sent_at
+        self._clock = clock
+        self._end = clock.monotonic() + window - max(0.0, (clock.now() - sent).total_seconds())
+
+    def __call__(self) -> float:
+        return self._end - self._clock.monotonic()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -64,16 +65,25 @@ def created_from_envelope(envelope: dict[str, Any], request: CreationRequest) ->
 
 
 async def find_created(
-    videos: Videos, error: AmbiguousCreationError, *, skew: float, max_pages: int
+    videos: Videos,
+    error: AmbiguousCreationError,
+    *,
+    skew: float,
+    max_pages: int,
+    claimed: Collection[str] = (),
 ) -> Video | None:
     """The video of the project an ambiguous creation made, or None.
 
-    Scans the video list (newest first) for a video of the same format whose name
-    is the request's name (a template's title), created no earlier than ``skew``
-    seconds before the request was sent.
+    Scans the video list (newest first) for a video of the same format whose name is the
+    request's name (a template's title), made after the request left, and not
+    ``claimed`` (a project another row already owns: one project satisfies one row).
+    "After the request left" is read on the service's clock when the error knows it
+    (``service_sent_after``, from the ``Date`` of the service's earlier responses), so
+    that another batch's project of the same name made before this request is never
+    taken; otherwise on ours, ``skew`` seconds earlier.
 
     Raises:
-        AmbiguousCreationError: Several projects match; their ids are in the message.
+        AmbiguousCreationError: Several unclaimed projects match; their ids are named.
         ValidationError: The request had no name to look for.
     """
     name = error.name
@@ -84,19 +94,30 @@ async def find_created(
                 "give creations a unique name to make them reconcilable"
             ]
         )
-    since = error.sent_at - timedelta(seconds=skew)
+    since = _made_after(error, skew)
     matches = await _scan(videos, name, _LIST_TYPE.get(error.format or ""), since, max_pages)
+    matches = [m for m in matches if (m.project_id or m.id) not in claimed]
     if len(matches) > 1:
         ids = ", ".join(sorted({m.project_id or m.id for m in matches}))
         raise AmbiguousCreationError(
             f"several projects named {name!r} were created since {since:%H:%M:%S}: {ids}",
             request=error.request,
             sent_at=error.sent_at,
+            service_sent_after=error.service_sent_after,
             cause=error.cause,
             method=error.method,
             path=error.path,
         )
     return matches[0] if matches else None
+
+
+def _made_after(error: AmbiguousCreationError, skew: float) -> datetime:
+    """The earliest ``createdAt`` a project of ``error``'s request can have."""
+    service: datetime | None = error.service_sent_after
+    if service is not None:
+        return service.replace(microsecond=0)  # a Date is whole seconds
+    sent: datetime = error.sent_at
+    return sent - timedelta(seconds=skew)
 
 
 async def _scan(

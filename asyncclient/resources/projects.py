@@ -7,6 +7,8 @@ problems), and sends it. :meth:`Projects.create` sends any prepared request.
 
 from __future__ import annotations
 
+from collections.abc import Collection
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -95,28 +97,47 @@ class Projects(Resource):
         return self._jobs.from_created(created_from_envelope(envelope, request))
 
     async def reconcile(
-        self, error: AmbiguousCreationError, *, skew: float = 300.0, max_pages: int = 20
+        self,
+        error: AmbiguousCreationError,
+        *,
+        skew: float = 300.0,
+        max_pages: int = 20,
+        claimed: Collection[str] = (),
     ) -> VideoJob | None:
         """Look for the project an ambiguous creation may have made.
 
-        Scans the video list (newest first) for a video of the same format whose
-        name is the request's name (a template's title) and that was created no
-        earlier than ``skew`` seconds before the request was sent.
+        Scans the video list (newest first) for a video of the same format whose name is
+        the request's name (a template's title), made after the request left by the
+        service's own clock (``error.service_sent_after``, read from the ``Date`` of its
+        earlier responses; ``skew`` seconds before ``error.sent_at`` on ours only when
+        the service's is unknown), and not one of ``claimed``.
+
+        None is not yet the service's word that nothing was made: a request may be
+        queued and processed after its reply was lost. Only once
+        :data:`~asyncclient.batch.settle.SETTLE_WINDOW` (10 minutes) has passed since
+        the request left, longer than any timeout on either side, does None mean that
+        nothing was made and the request may be sent again; a batch looks again until
+        then and keeps the row pending meanwhile.
 
         Args:
             error: What the creation raised.
-            skew: Allowed difference between our clock and the service's, in seconds.
+            skew: Allowed difference between our clock and the service's, in seconds,
+                when the service's is unknown.
             max_pages: Pages of 100 projects to scan at most.
+            claimed: Projects already owned by other requests (one project satisfies
+                one request only): never matched.
 
         Returns:
-            A job for the project when exactly one matches; ``None`` when none does (then
-            resending is safe only if no webhook or later listing shows it).
+            A job for the project when exactly one unclaimed project matches; ``None``
+            when none does yet.
 
         Raises:
             AmbiguousCreationError: Several projects match; their ids are in the message.
             ValidationError: The request had no name to look for.
         """
-        video = await find_created(self._videos, error, skew=skew, max_pages=max_pages)
+        video = await find_created(
+            self._videos, error, skew=skew, max_pages=max_pages, claimed=claimed
+        )
         if video is None:
             return None
         found = CreatedProject(
@@ -126,6 +147,10 @@ class Projects(Resource):
             format=error.format,
         )
         return self._jobs.from_created(found)
+
+    def service_now(self) -> datetime | None:
+        """A lower bound of the service's clock now (see ``Caller.service_now``)."""
+        return self._caller.service_now()
 
     async def create_ugc_ads(
         self,

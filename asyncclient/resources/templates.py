@@ -38,6 +38,7 @@ class Templates(Resource):
         clock: Paces batches.
         webhook: The notification URL a batch's rows carry unless the call gives one
             (the client's ``webhook_url`` with its token).
+        journal_key: The key id a batch's journal records (the client's API key's).
     """
 
     def __init__(
@@ -48,9 +49,11 @@ class Templates(Resource):
         jobs: JobMaker,
         clock: Clock = SYSTEM_CLOCK,
         webhook: str | None = None,
+        journal_key: str | None = None,
     ) -> None:
         super().__init__(caller)
         self._webhook = webhook
+        self._journal_key = journal_key
         self._submitter = submitter
         self._jobs = jobs
         self._clock = clock
@@ -142,7 +145,7 @@ class Templates(Resource):
         from asyncclient.batch.template_rows import rows_to_items
 
         raise_if(check_id("templateId", template_id))
-        settings = BatchSettings(**options)
+        settings = BatchSettings(**options, journal_key=self._journal_key)
         rows = [dict(row) for row in rows]
         fields = {
             "title_key": title_key,
