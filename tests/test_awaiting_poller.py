@@ -715,3 +715,24 @@ async def test_behind_notifications_a_finished_video_is_read_only_when_seen_agai
     assert jobs[0].done() and jobs[1].done() and not jobs[2].done()
     await rig.poller.aclose()
     assert PollPolicy.safety_net().notified_first and not PollPolicy().notified_first
+
+
+async def test_old_jobs_the_pages_do_not_reach_are_found_within_a_few_rounds() -> None:
+    """Issue "A million rows": the oldest rows of a large batch never completed. Five
+    template jobs (no video id to read them by) lie under 450 newer projects whose jobs
+    already ended; a round reads only as deep as the watched jobs were last seen (never,
+    here) plus two pages. A job the pages did not reach is placed past them, so the next
+    rounds read deeper until it is found."""
+    rig = Rig(PollPolicy(min_interval=1.0, max_interval=1.0, jitter=0.0))
+    for i in range(5):
+        rig.source.add(f"old{i}", f"p-old{i}")
+        rig.source.finish(f"old{i}")
+    for i in range(450):  # newer projects: a batch's rows that ended (nobody watches them)
+        rig.source.add(f"new{i}", f"p-new{i}")
+    jobs = [JobState(project_id=f"p-old{i}") for i in range(5)]
+    for job in jobs:
+        rig.poller.watch(job)
+    await rig.until(lambda: all(job.done() for job in jobs) or len(rig.rounds) >= 6, 20_000)
+    assert all(job.done() for job in jobs), [job.poll_depth for job in jobs]
+    assert len(rig.rounds) <= 3  # found in the list within a few rounds
+    await rig.poller.aclose()

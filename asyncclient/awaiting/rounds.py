@@ -182,9 +182,14 @@ class Rounds:
 
             # New jobs are the newest projects; older ones lie where they were last seen.
             most = pages + _EXTRA_PAGES
-            await self._pages(most, take)
+            reached, grown = await self._pages(most, take)
             for job in jobs:
                 if id(job) not in found:
+                    # Not in the pages read: it lies deeper than they reach (and deeper by
+                    # what was made since it was last placed). The next round reads there,
+                    # so a job the list holds is found within a few rounds however old
+                    # (a template job knows no video id to read it by).
+                    job.poll_depth = max(job.poll_depth + grown, reached)
                     for video_id in job.video_ids:
                         reader.want(job, video_id)
         return moved or reader.moved
@@ -196,9 +201,12 @@ class Rounds:
         """
         return max(_LEAST_AT_ONCE, min(most, int(self._limiter.rate.per_second)))
 
-    async def _pages(self, most: int, take: Callable[[list[Video], int], int]) -> None:
+    async def _pages(
+        self, most: int, take: Callable[[list[Video], int], int]
+    ) -> tuple[int, int]:
         """Read up to ``most`` pages of the unfiltered list until ``take`` (which returns
-        how many jobs are still unseen) says none is left.
+        how many jobs are still unseen) says none is left; returns the offset the pages
+        read reached and how many projects were made since the last round.
 
         The first page is read alone (it tells the list's length). Then up to
         ``_PAGES_AT_ONCE`` pages (see :meth:`at_once`) are in flight at any time, each
@@ -214,9 +222,10 @@ class Rounds:
         grown = first.total - self._list_total if self._list_total is not None else 0
         self._list_total = first.total
         unseen = take(first.items, 0)
-        if not unseen or not first.items or first.limit >= first.total:
-            return
         step = first.limit or _PAGE
+        reached = step
+        if not unseen or not first.items or first.limit >= first.total:
+            return reached, max(0, grown)
         most += math.ceil(max(0, grown) / step)
         last = min(most, math.ceil(first.total / step))
         arrived: asyncio.Queue[tuple[int, Page[Video]]] = asyncio.Queue()
@@ -242,11 +251,13 @@ class Rounds:
                     following += 1
                     in_flight += 1
                 if not in_flight:
-                    return
+                    return reached, max(0, grown)
                 offset, page = await arrived.get()
                 in_flight -= 1
+                reached = max(reached, offset + step)
                 unseen = take(page.items, offset)
                 ended = ended or not unseen or not page.items
+        return reached, max(0, grown)  # (the scope returns above)
 
 
 class _Reader:
