@@ -201,9 +201,7 @@ class Rounds:
         """
         return max(_LEAST_AT_ONCE, min(most, int(self._limiter.rate.per_second)))
 
-    async def _pages(
-        self, most: int, take: Callable[[list[Video], int], int]
-    ) -> tuple[int, int]:
+    async def _pages(self, most: int, take: Callable[[list[Video], int], int]) -> tuple[int, int]:
         """Read up to ``most`` pages of the unfiltered list until ``take`` (which returns
         how many jobs are still unseen) says none is left; returns the offset the pages
         read reached and how many projects were made since the last round.
