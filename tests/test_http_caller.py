@@ -32,6 +32,7 @@ from asyncclient.errors import (
 from asyncclient.http import headers as _headers
 from asyncclient.http.caller import Caller
 from asyncclient.http.gate import Gate
+from asyncclient.http.headers import MAX_LIMIT
 from asyncclient.http.protocol import Request, Response, parse_rate_limit
 from asyncclient.models import TalkingAvatarRequest
 from asyncclient.ratelimit import Plan, RateLimit, TokenBucket, plan_for_limit, spare_tokens_of
@@ -684,3 +685,15 @@ async def test_a_creation_waiting_for_a_token_holds_the_gate_a_read_does_not() -
     limiter.granted.set()
     await asyncio.gather(read, made)
     assert caller.gate.waiting == 0
+
+
+async def test_a_limit_above_the_bound_is_adopted_as_the_bound_not_ignored() -> None:
+    """Issue "A million rows": a client without a plan stayed at the Free plan's pace
+    when the service announced more than the SDK's bound (10,000,000 a minute)."""
+    caller, _, bucket, _ = rig(
+        answer(200, {"id": "v1"}, X_RateLimit_Limit="20000000"),
+        rate=Plan.FREE.rate_limit,
+        adopt_limit=True,
+    )
+    await caller.call("GET", "/v1/video/v1")
+    assert bucket.rate.per_minute == MAX_LIMIT

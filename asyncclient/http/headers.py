@@ -146,11 +146,13 @@ def parse_retry_after(value: str | None, *, now: datetime | None = None) -> floa
 
 
 def parse_limit(value: object) -> int | None:
-    """``X-RateLimit-Limit``: an integer from 1 to :data:`MAX_LIMIT`, else None."""
+    """``X-RateLimit-Limit``: an integer of at least 1, read as :data:`MAX_LIMIT` when
+    above it ("at least the bound": a service that allows more is never paced at a
+    smaller plan's rate); None when absent, unreadable or below 1."""
     limit = _number(value)
-    if limit is None or not 1 <= int(limit) <= MAX_LIMIT:
+    if limit is None or limit < 1:
         return None
-    return int(limit)
+    return int(min(limit, MAX_LIMIT))
 
 
 def parse_remaining(value: object) -> int | None:
