@@ -20,10 +20,8 @@ from typing import Any
 
 import pytest
 
-from asyncclient import AsyncClient, Plan, RateLimit
+from asyncclient import Plan, RateLimit
 from asyncclient._states import FleetMode
-from asyncclient.awaiting.jobs import VideoJob
-from asyncclient.awaiting.poller import PollPolicy
 from asyncclient.emulator import Emulator
 from asyncclient.errors import APIError, FleetError
 from asyncclient.fleet.bucket import RedisTokenBucket
@@ -31,11 +29,11 @@ from asyncclient.fleet.poller import FleetPoller
 from asyncclient.fleet.store import FleetStore
 from asyncclient.fleet.wire import Detail, Message, encode_message, kept
 from asyncclient.models.videos import VideoDetail
+from tests.test_fleet_poller import create, fleet_client, poller
 
 pytest.importorskip("redis.asyncio")
 from redis.exceptions import OutOfMemoryError, ReadOnlyError
 
-POLICY = PollPolicy(min_interval=0.05, max_interval=0.1, jitter=0.0)
 MINUTES = 600_000  # a long lease, in milliseconds
 
 
@@ -66,27 +64,6 @@ async def refusing_writes(redis: Any, how: str) -> AsyncIterator[None]:
         await redis.execute_command("REPLICAOF", "NO", "ONE")
         await redis.config_set("maxmemory", "0")
         await redis.delete("filler")
-
-
-def fleet_client(emu: Emulator, key: str, redis_url: str) -> AsyncClient:
-    rate = Plan.PREMIUM.rate_limit.scaled(emu.clock.time_scale)
-    return AsyncClient(key, base_url=emu.url, plan=rate, redis=redis_url, polling=POLICY)
-
-
-def poller(client: AsyncClient) -> FleetPoller:
-    found = client.jobs.poller
-    assert isinstance(found, FleetPoller)
-    return found
-
-
-async def create(client: AsyncClient, emu: Emulator, n: int) -> list[VideoJob]:
-    cat = emu.catalog
-    return [
-        await client.projects.create_talking_avatar(
-            script=f"Hi {i}", avatar_id=cat.avatars[0], voice_id=cat.voices[0]
-        )
-        for i in range(n)
-    ]
 
 
 def unstarted(store: FleetStore) -> FleetPoller:
