@@ -12,8 +12,10 @@ import re
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
+from types import SimpleNamespace
 from typing import Any
 
+import attrs
 import pytest
 
 import asyncclient.notebook as notebook
@@ -25,6 +27,7 @@ from asyncclient.emulator import Emulator
 from asyncclient.models import Video, VideoDetail
 from asyncclient.notebook import display as shown
 from asyncclient.notebook import live
+from tests.virtual_time import VirtualTime
 
 pytestmark = pytest.mark.emulator(seed=5, processing_seconds=60)
 
@@ -473,3 +476,113 @@ async def test_a_failing_frontend_never_breaks_the_batch(
     ipython.fail_updates = True
     results = await asyncio.wait_for(batch, 10)
     assert [r.status for r in results] == ["completed"] and live.showing(batch) is None
+
+
+# -- the throttle never holds back the last update (virtual time) ---------------------------
+
+
+class ReportingBatch(FakeBatch):
+    """A batch that tells its listeners of each change, as ``batch.subscribe`` does."""
+
+    def __init__(self, total: int) -> None:
+        super().__init__([], total=total)
+        self.total = total
+        self.now = BatchPhase.NOT_STARTED
+        self.listeners: list[Any] = []
+
+    @property
+    def phase(self) -> BatchPhase:
+        return self.now
+
+    @property
+    def error(self) -> BaseException | None:
+        return None
+
+    def subscribe(self, listener: Any) -> Any:
+        self.listeners.append(listener)
+        return lambda: self.listeners.remove(listener)
+
+    def tell(self, phase: BatchPhase, results: list[RowResult], elapsed: float) -> None:
+        self.now, self.results = phase, results
+        figures = FakeBatch(results, total=self.total).progress
+        self.progress = BatchProgress(**{**attrs.asdict(figures), "elapsed": elapsed})
+        for listener in list(self.listeners):
+            listener(SimpleNamespace(phase=phase, progress=self.progress))
+
+
+ORIGINAL_FOLLOW = live._follow_batch
+
+
+def plain_updates(ipython: FakeIPython) -> list[str]:
+    return [bundle["text/plain"] for _, bundle, _, _ in ipython.updates]
+
+
+async def test_a_live_display_sends_the_last_of_a_burst_of_changes() -> None:
+    time, ipython = VirtualTime(), FakeIPython()
+    figures = {"n": 0}
+    shown_live = live.Live(
+        ipython.display, lambda: {"text/plain": str(figures["n"])}, clock=time.as_clock()
+    )
+    shown_live.show()
+    for n in range(1, 11):  # ten changes at once: held back, merged into one update...
+        figures["n"] = n
+        shown_live.changed()
+    assert ipython.updates == []
+    await time.advance(live.MIN_INTERVAL)  # ... the last, once the interval passed
+    assert plain_updates(ipython) == ["10"]
+    await time.advance(60)
+    assert plain_updates(ipython) == ["10"]
+
+
+async def test_a_displayed_batch_shows_rate_and_eta_then_its_end_at_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    time, ipython = VirtualTime(), FakeIPython()
+    monkeypatch.setattr(live, "_frontend", lambda: (ipython.display, True))
+    batch = ReportingBatch(total=3)
+    monkeypatch.setattr(
+        live, "_follow_batch", lambda b, d: ORIGINAL_FOLLOW(b, d, clock=time.as_clock())
+    )
+    live.display_batch(batch)
+    done = [row(0, "completed", url=URL)]
+    batch.tell(BatchPhase.AWAITING, done, elapsed=30.0)
+    await time.advance(live.MIN_INTERVAL)
+    assert plain_updates(ipython) == [
+        "<Batch running: finished=1/3 completed=1 failed=0 rejected=0 submitted=1 "
+        "rate=2.0/min eta=1m00s>"
+    ]
+    batch.tell(BatchPhase.AWAITING, [*done, row(1, "completed", url=URL)], elapsed=40.0)
+    everything = [*done, row(1, "completed", url=URL), row(2, "rejected", "bad")]
+    batch.tell(BatchPhase.DONE, everything, elapsed=41.0)  # within the interval: sent at once
+    assert len(ipython.updates) == 2 and ipython.updates[-1][1] == shown.batch_bundle(batch)
+    assert ipython.updates[-1][1]["text/html"].count("<tr><td>") == 3
+    assert live.showing(batch) is None and not batch.listeners
+    await time.advance(60)
+    assert len(ipython.updates) == 2  # nothing held back was sent after the end
+
+
+class BrokenJob:
+    """A job whose updates fail after one change (its follower ends there)."""
+
+    def __init__(self) -> None:
+        self.state = state(10)
+
+    def done(self) -> bool:
+        return False
+
+    async def updates(self) -> AsyncIterator[object]:
+        self.state.take_record(Video(id="v1", status="STARTED", progress=60))
+        yield self.state
+        raise RuntimeError("the updates broke")
+
+
+async def test_a_job_whose_updates_fail_still_shows_what_the_throttle_held_back(
+    ipython: FakeIPython, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(live, "MIN_INTERVAL", 3600.0)  # every change after the first held
+    job = BrokenJob()
+    live.display_job(job)
+    (follower,) = live._FOLLOWERS
+    await asyncio.wait_for(follower, 5)
+    assert plain_updates(ipython) == [shown.job_bundle(job.state)["text/plain"]]
+    assert "60%" in plain_updates(ipython)[0] and live.showing(job) is None

@@ -102,15 +102,27 @@ class LiveLine:
         """
         key = text if key is None else key
         if self.tty:
-            self.stream.write(CLEAR_LINE + text + ("\n" if final else ""))
-            self._drawn = not final
-            self.stream.flush()
+            self.draw(text, final=final)
             return
         due = self._last_at is None or now - self._last_at >= self.every
         if final or (key != self._last_key and due):
-            self.stream.write(text + "\n")
-            self.stream.flush()
+            self.draw(text)
             self._last_at, self._last_key = now, key
+
+    def draw(self, text: str, *, final: bool = False) -> None:
+        """Show ``text`` now, whatever the pacing (the caller paces): redrawn in place on
+        a terminal (``final`` ends the line there), else one plain line.
+
+        Args:
+            text: The status, one line.
+            final: The last one: a terminal keeps it on screen and moves to the next line.
+        """
+        if self.tty:
+            self.stream.write(CLEAR_LINE + text + ("\n" if final else ""))
+            self._drawn = not final
+        else:
+            self.stream.write(text + "\n")
+        self.stream.flush()
 
     def close(self) -> None:
         """End a line left drawn on a terminal (after an interruption, say)."""

@@ -210,6 +210,7 @@ async def _follow_job(job: _Job, live: Live) -> None:
         live.publish()  # the outcome, at once
     except Exception:
         logger.debug("following a job's notebook display failed", exc_info=True)
+        live.publish()  # what is known, rather than an update the throttle held back
     finally:
         live.close()
         _LIVE.pop(job, None)
@@ -235,17 +236,20 @@ def display_batch(batch: _LiveBatch) -> None:
     live.show()
 
 
-def _follow_batch(batch: _LiveBatch, display: Callable[..., Any]) -> Live:
-    """A live display of the batch, updated at each of its changes; its last update is
-    sent as soon as the batch ends. The batch is reached by weak reference only (a
-    batch displayed and never run is not kept alive by its display)."""
+def _follow_batch(
+    batch: _LiveBatch, display: Callable[..., Any], *, clock: Clock = SYSTEM_CLOCK
+) -> Live:
+    """A live display of the batch, updated at each of its changes (``clock`` paces
+    them); its last update is sent as soon as the batch ends, whatever the pace. The
+    batch is reached by weak reference only (a batch displayed and never run is not
+    kept alive by its display)."""
     ref = weakref.ref(batch)
 
     def render() -> Bundle:
         shown = ref()
         return batch_bundle(shown) if shown is not None else {}
 
-    live = Live(display, render)
+    live = Live(display, render, clock=clock)
 
     def changed(update: _Update) -> None:
         if not BATCH_PHASE.is_terminal(update.phase):
