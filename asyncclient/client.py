@@ -124,8 +124,9 @@ class AsyncClient:
             their tokens are still accepted.
         redis: A Redis URL or a ``redis.asyncio.Redis`` shared by the processes of a
             fleet that use this key; falls back to ``ASYNCCLIENT_REDIS_URL``. Through
-            it, under a hash of the key, they share the token bucket (give ``plan``)
-            and the deduplication of notifications. Needs the ``redis`` extra.
+            it, under a hash of the key, they share the token bucket (without ``plan``
+            it takes the limit the service announces, as a lone client does) and the
+            deduplication of notifications. Needs the ``redis`` extra.
 
     Raises:
         ValueError: No API key or base URL could be found, or the URL is unsafe.
@@ -171,14 +172,12 @@ class AsyncClient:
         self._clock = clock or SYSTEM_CLOCK
         rate = resolve_rate_limit(plan)
         self._fleet = self._join_fleet(redis, key)
-        adopt_limit = rate is None and limiter is None and self._fleet is None
+        adopt_limit = rate is None and limiter is None  # the fleet's shared bucket too
         if limiter is None and self._fleet is not None:
             from asyncclient.fleet.bucket import RedisTokenBucket
 
-            bucket = rate or Plan.FREE.rate_limit
-            limiter = RedisTokenBucket.for_api_key(
-                self._fleet.redis, key, bucket, clock=self._clock
-            )
+            # Without a plan: Free at first, then the limit the fleet adopts.
+            limiter = RedisTokenBucket.for_api_key(self._fleet.redis, key, rate, clock=self._clock)
         elif limiter is None:
             bucket = rate or Plan.FREE.rate_limit  # adopts X-RateLimit-Limit
             limiter = TokenBucket(bucket, clock=self._clock.monotonic, sleep=self._clock.sleep)

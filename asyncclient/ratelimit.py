@@ -186,7 +186,7 @@ class Limiter(Protocol):
 
     def spare(self) -> float | None:
         """The tokens on hand now, or None where this process cannot count them (a
-        limiter shared through Redis counts on the server)."""
+        limiter shared through Redis may answer the count it last saw, refilled since)."""
         ...
 
     def adopt(self, rate: RateLimit) -> bool:

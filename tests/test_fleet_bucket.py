@@ -9,12 +9,14 @@ from __future__ import annotations
 import asyncio
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from asyncclient import Plan, RateLimit
 from asyncclient.emulator import Emulator
 from asyncclient.fleet.bucket import RedisTokenBucket
+from tests.virtual_time import FastForward
 
 aioredis = pytest.importorskip("redis.asyncio")
 
@@ -125,3 +127,101 @@ async def test_an_unreachable_redis_paces_the_process_alone() -> None:
         assert bucket._fallback is not None and bucket._fallback_until > 0
     finally:
         await down.aclose()
+
+
+# -- the fleet's limit: adopted by one process, followed by every other -----------------------
+
+
+async def shared_limit(redis: Any, bucket: RedisTokenBucket) -> tuple[float, int] | None:
+    """The limit the fleet adopted, as the bucket's hash in Redis holds it."""
+    minute, burst = await redis.hmget(bucket._key, "per_minute", "burst")
+    return None if minute is None else (float(minute), int(burst))
+
+
+async def drain(bucket: RedisTokenBucket) -> tuple[int, float]:
+    """Take tokens until one must be waited for: how many were taken, and that wait."""
+    taken = 0
+    while (wait := await bucket._reserve(take=True)) <= 0:
+        taken += 1
+        assert taken < 100, "the bucket holds more than the Free plan's burst"
+    return taken, wait
+
+
+async def test_a_limit_adopted_by_one_process_paces_every_other(redis: Any) -> None:
+    """Two processes of a fleet without a plan: the one told Premium writes it into the
+    shared bucket, and the other, told nothing yet, paces at it."""
+    a = RedisTokenBucket(redis, "fleet")
+    b = RedisTokenBucket(redis, "fleet")
+    assert a.rate == b.rate == Plan.FREE.rate_limit  # no plan: the Free plan's pace at first
+    assert await a._reserve(take=True) == 0.0  # 18.99 of the Free burst left
+    assert a.adopt(Plan.PREMIUM.rate_limit)
+    assert a.rate == Plan.PREMIUM.rate_limit  # this process at once
+    assert await shared_limit(redis, a) is None  # the fleet with its next call
+    assert await a._reserve(take=True) == 0.0
+    assert await shared_limit(redis, a) == (1000.0, 2000)
+    await b._reserve(take=False)
+    assert b.rate == Plan.PREMIUM.rate_limit
+    taken, wait = await drain(b)
+    # The tokens on hand carried over (not the Premium burst), and the next one comes at
+    # Premium's pace: (1 + its 50 ms reserve) / (1000/60 a second) = 0.11 s, not 6 s.
+    assert 15 <= taken <= 18
+    assert 0.0 < wait <= 0.11
+
+
+async def test_a_lowered_limit_cuts_the_shared_tokens_to_its_burst(redis: Any) -> None:
+    a = RedisTokenBucket(redis, "lowered", Plan.PREMIUM)
+    b = RedisTokenBucket(redis, "lowered", Plan.PREMIUM)
+    assert await a._reserve(take=True) == 0.0  # 1998.2 on hand
+    a.adopt(Plan.FREE.rate_limit)  # the service knows best
+    await a._reserve(take=False)  # carried with its next call
+    taken, _ = await drain(b)
+    assert b.rate == Plan.FREE.rate_limit
+    assert taken == 19  # the Free burst less its 50 ms reserve: 19.99 tokens
+    b.observe(0)  # none left: the next token comes at Free's pace, (1 + 0.008) / (1/6 a second)
+    assert await b._reserve(take=True) == pytest.approx(6.05)
+
+
+async def test_a_process_given_a_plan_follows_a_lower_fleet_limit_never_a_higher(
+    redis: Any,
+) -> None:
+    planned = RedisTokenBucket(redis, "mixed", Plan.PRO)
+    follower = RedisTokenBucket(redis, "mixed")
+    follower.adopt(Plan.PREMIUM.rate_limit)
+    await follower._reserve(take=True)
+    await planned._reserve(take=True)
+    assert planned.rate == Plan.PRO.rate_limit  # a plan is never raised
+    assert await shared_limit(redis, planned) == (1000.0, 2000)
+    follower.adopt(Plan.STARTER.rate_limit)
+    await follower._reserve(take=True)
+    await planned._reserve(take=True)
+    assert planned.rate == Plan.STARTER.rate_limit  # lower: followed
+
+
+async def test_adopting_the_limit_in_use_carries_nothing_to_redis(redis: Any) -> None:
+    bucket = RedisTokenBucket(redis, "same", Plan.PRO)
+    script = bucket._script
+    adopted: list[str] = []
+
+    async def recorded(*, keys: list[str], args: list[object]) -> object:
+        adopted.append(str(args[5]))
+        return await script(keys=keys, args=args)
+
+    bucket._script = recorded
+    for _ in range(3):
+        assert bucket.adopt(Plan.PRO.rate_limit)
+        await bucket.acquire()
+    assert bucket.adopt(RateLimit(per_minute=300.0, burst=500))  # equal to Pro's
+    await bucket.acquire()
+    assert adopted == ["0"] * 4 and await shared_limit(redis, bucket) is None
+
+
+async def test_spare_is_the_last_count_refilled_since(redis: Any) -> None:
+    clock = FastForward()
+    bucket = RedisTokenBucket(redis, "spare", RateLimit(per_minute=60, burst=4), clock=clock)
+    assert bucket.spare() is None  # nothing seen yet
+    await bucket.acquire()
+    assert bucket.spare() == pytest.approx(2.95)  # capacity 3.95, one taken
+    clock.time += 0.5
+    assert bucket.spare() == pytest.approx(3.45)  # one token a second
+    clock.time += 60
+    assert bucket.spare() == pytest.approx(3.95)  # never above the capacity
