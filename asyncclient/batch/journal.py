@@ -41,6 +41,31 @@ could not be recorded is never sent. On open, a torn or unreadable tail (the las
 cut by a crash) is cut off the file before anything is appended, and said in
 :attr:`Journal.skipped` and the log; an unreadable line *before* readable ones means the
 file was damaged otherwise, and the journal is refused rather than trusted.
+
+Memory: a finished row (last event ``done`` or ``rejected``) costs about 17 bytes, its
+last event and where its last line starts, in arrays indexed by row number, and a
+64-bit digest of its project (:mod:`~asyncclient.batch.journal_table`); its
+:class:`RowState` is read back from that line when asked for (``journal.rows``), which
+is why ``done`` and ``rejected`` lines are written whole: they repeat what the row's
+earlier lines said (``at``, ``project``, ...) and say so with ``"whole":true`` (an
+earlier version reads them as before). Open rows (``submit``, ``accepted``), and the
+finished rows of an earlier version whose last line tells only part of them, are kept
+whole. A row's fingerprint is its last line's. :meth:`Journal.event_of`,
+:meth:`Journal.counts`, :meth:`Journal.owns` and :meth:`Journal.open_rows` answer from
+memory alone.
+
+The index, ``<journal>.index`` (:mod:`~asyncclient.batch.journal_index`), is a
+checkpoint of those arrays, the open rows and the header's facts, as of a length of the
+journal it names (with digests of the journal's first and last 4 KiB up to there). It is
+written while the lock is held, whole or not at all (a temporary file, synced, renamed
+over the old one): when a journal that needed reading is opened, every
+:data:`CHECKPOINT_EVERY` records (or every so many records as rows are kept whole, when
+there are more: writing them is the index's dearest part), and on close (not after a
+record was lost). Opening
+reads the index and replays only the lines after the length it covers; an index that is
+missing, damaged, of another batch or of other bytes (the journal cut behind it, or
+replaced) is not used (said in the log) and the whole file is replayed. The journal stays
+the truth: the index only saves reading it; deleting it is always safe.
 """
 
 from __future__ import annotations
@@ -50,24 +75,46 @@ import hashlib
 import json
 import logging
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
 
-from attrs import define, field
+from attrs import Factory, define, field
 
 from asyncclient._clock import SYSTEM_CLOCK
 from asyncclient._states import JOURNAL, JournalEvent
+from asyncclient.batch.journal_index import (
+    Facts,
+    StaleIndex,
+    index_path,
+    open_reader,
+    read_at,
+    read_index,
+    replay_lines,
+    write_index,
+)
 from asyncclient.batch.journal_lock import JournalLock
+from asyncclient.batch.journal_table import (
+    EVENTS,
+    MAX_ROWS,
+    RowState,
+    RowsView,
+    RowTable,
+    digest_of,
+    whole_line,
+)
 from asyncclient.errors import JournalKeyError, JournalWriteError
 
-__all__ = ["Journal", "RowState", "key_id"]
+__all__ = ["CHECKPOINT_EVERY", "Journal", "RowState", "key_id"]
 
 logger = logging.getLogger("asyncclient")
 
 VERSION = 1
+CHECKPOINT_EVERY = 50_000
+"""Records between two writes of the index while a run goes on."""
 _SYNCED = frozenset({JournalEvent.SUBMIT, JournalEvent.ACCEPTED, JournalEvent.REJECTED})
+_FINISHED = frozenset({JournalEvent.REJECTED, JournalEvent.DONE})
 _KEY_CONTEXT = b"asyncclient batch journal key v1\x00"
 
 
@@ -76,23 +123,6 @@ def key_id(api_key: str) -> str:
     of a fixed context and the key (it tells nothing of the key)."""
     digest = hashlib.sha256(_KEY_CONTEXT + api_key.encode("utf-8", "surrogatepass"))
     return digest.hexdigest()[:16]
-
-
-@define
-class RowState:
-    """What the journal knows of one row (its last events)."""
-
-    index: int
-    fingerprint: str
-    event: JournalEvent = JournalEvent.NONE
-    """The row's last event (see :data:`asyncclient._states.JOURNAL`)."""
-    sent_at: datetime | None = None
-    project_id: str | None = None
-    video_id: str | None = None
-    status: str | None = None
-    error: str | None = None
-    api_rejection: bool = False
-    """True when the service (not validation) refused the row."""
 
 
 @define
@@ -105,22 +135,40 @@ class Journal:
         now: The wall clock that stamps ``submit`` lines (UTC).
         key: The :func:`key_id` of the API key the run uses; a journal of another key
             is refused. None: not checked.
+        checkpoint_every: Records between two writes of the index.
     """
 
     path: Path
     batch_id: str
     now: Callable[[], datetime] = field(default=SYSTEM_CLOCK.now, repr=False)
     key: str | None = None
-    rows: dict[int, RowState] = field(factory=dict)
+    checkpoint_every: int = CHECKPOINT_EVERY
     skipped: list[str] = field(factory=list)
     """What opening the journal cut off its tail (a torn last line), in words."""
     recorded_key: str | None = None
     """The key id the journal's header names (None: a journal of an earlier version)."""
+    replayed: int = 0
+    """Lines opening read from the file: all of them, or those after what the index
+    covers."""
+    indexed: bool = False
+    """Whether opening started from the index."""
     _headed: bool = field(default=False, init=False, repr=False)
     _file: IO[bytes] | None = field(default=None, init=False, repr=False)
     _lock: JournalLock | None = field(default=None, init=False, repr=False)
     _size: int = field(default=0, init=False, repr=False)  # bytes up to the last whole line
     _broken: str | None = field(default=None, init=False, repr=False)
+    _table: RowTable = field(
+        default=Factory(
+            lambda self: RowTable(str(self.path), self._line_at, self._apply_header),
+            takes_self=True,
+        ),
+        init=False,
+        repr=False,
+    )
+    _reader: int | None = field(default=None, init=False, repr=False)  # reads lines back
+    _lines: int = field(default=0, init=False, repr=False)  # whole lines in the file
+    _covered: int = field(default=0, init=False, repr=False)  # bytes the index covers
+    _since: int = field(default=0, init=False, repr=False)  # records since the index
 
     @classmethod
     def open(
@@ -130,6 +178,7 @@ class Journal:
         *,
         now: Callable[[], datetime] = SYSTEM_CLOCK.now,
         key: str | None = None,
+        checkpoint_every: int = CHECKPOINT_EVERY,
     ) -> Journal:
         """Lock the journal at ``path``, read it (if any) and open it for appending.
 
@@ -140,7 +189,7 @@ class Journal:
             ValueError: The file is the journal of a different batch, or its events
                 break the journal's state table (a damaged file).
         """
-        journal = cls(Path(path), batch_id, now, key)
+        journal = cls(Path(path), batch_id, now, key, checkpoint_every)
         journal.path.parent.mkdir(parents=True, exist_ok=True)
         journal._lock = JournalLock.take(journal.path, now)
         try:
@@ -150,10 +199,43 @@ class Journal:
             raise
         return journal
 
+    @property
+    def rows(self) -> Mapping[int, RowState]:
+        """What the journal knows of each row, by row number (read-only); a finished
+        row's state is read back from the file each time."""
+        return RowsView(self._table)
+
+    @property
+    def index_path(self) -> Path:
+        """The journal's index file (``<journal>.index``)."""
+        return index_path(self.path)
+
+    def event_of(self, index: int) -> JournalEvent:
+        """The row's last event (``none``: the journal has no line of it)."""
+        return self._table.event_of(index)
+
+    def counts(self) -> dict[JournalEvent, int]:
+        """How many rows have each last event (``submit``, ``accepted``, ``rejected``,
+        ``done``)."""
+        codes = self._table.codes
+        return {EVENTS[code]: codes.count(code) for code in range(1, len(EVENTS))}
+
+    def owns(self, project_id: str) -> bool:
+        """Whether a line of the journal names this project (a row of the batch owns it)."""
+        return digest_of(project_id) in self._table.projects
+
+    def open_rows(self) -> Iterator[RowState]:
+        """The rows whose last event is ``submit`` or ``accepted``, by row number."""
+        table = self._table
+        return iter([table.open[index] for index in sorted(table.open)])
+
     def _load(self) -> None:
         new = not self.path.exists()
-        if not new:
-            self._replay()
+        if new:
+            self.index_path.unlink(missing_ok=True)  # a journal's that is gone
+        else:
+            self._reader = open_reader(self.path)
+            self._replay(self._from_index())
         if self.key and self.recorded_key and self.recorded_key != self.key:
             raise JournalKeyError(
                 f"{self.path} belongs to another API key (the journal's key id is "
@@ -165,48 +247,41 @@ class Journal:
         self._size = os.fstat(self._file.fileno()).st_size
         if new:
             _sync_directory(self.path.parent)
+            self._reader = open_reader(self.path)
         if not self._headed or (self.key and self.recorded_key is None):
             header: dict[str, Any] = {"ev": "batch", "batch": self.batch_id, "version": VERSION}
             if self.key:
                 header["key"] = self.key
             self._write(header, sync=True)
             self.recorded_key = self.key
+        if self.replayed and (not self.indexed or self.replayed >= self.checkpoint_every):
+            self._checkpoint()
 
-    def _replay(self) -> None:
-        data = self.path.read_bytes()
-        lines = data.split(b"\n")  # the piece after the last newline is torn, or empty
-        records: list[tuple[int, dict[str, Any]]] = []
-        good_end = 0  # bytes of the file up to the end of the last readable line
-        offset = 0
-        bad: list[int] = []
-        for number, line in enumerate(lines, 1):
-            whole = number < len(lines)  # a line ends with a newline
-            end = offset + len(line) + (1 if whole else 0)
-            if line.strip():
-                record = _record_of(line) if whole else None
-                if record is None:
-                    bad.append(number)
-                else:
-                    if bad:
-                        raise ValueError(
-                            f"{self.path}: line {bad[0]} is not a journal record, yet records "
-                            "follow it: the file was damaged; it is not used (move it away "
-                            "and check the service's video list before running the batch)"
-                        )
-                    records.append((number, record))
-                    good_end = end
-            elif not bad:
-                good_end = end
-            offset = end
-        if bad or good_end < len(data):
-            self._cut(data, good_end, bad)
-        for number, record in records:
-            self._apply(record, number)
+    def _from_index(self) -> int:
+        """Load the index, if it is of this journal; the byte to replay from."""
+        assert self._reader is not None
+        try:
+            facts = read_index(self.index_path, self._reader, self.batch_id, self._table)
+        except StaleIndex as exc:
+            log = logger.debug if str(exc) == "there is none" else logger.warning
+            log("%s: its index is not used (%s): the journal is read whole", self.path, exc)
+            return 0
+        self._headed, self.recorded_key = facts.headed, facts.key
+        self._lines, self._covered, self.indexed = facts.lines, facts.covered, True
+        return facts.covered
 
-    def _cut(self, data: bytes, good_end: int, bad: list[int]) -> None:
+    def _replay(self, start: int) -> None:
+        """Apply the lines from byte ``start`` on, and cut a torn tail off."""
+        scan = replay_lines(self._table, self.path, start, self._lines)
+        if scan.bad or scan.good_end < scan.size:
+            self._cut(scan.size, scan.good_end, scan.bad)
+        self._table.flush()
+        self._lines, self.replayed = scan.good_lines, scan.records
+
+    def _cut(self, size: int, good_end: int, bad: list[int]) -> None:
         """Cut a torn or unreadable tail off the file, and say so."""
         lines = f"lines {bad[0]}-{bad[-1]}" if len(bad) > 1 else f"line {bad[0]}" if bad else ""
-        what = f"{len(data) - good_end} bytes of a torn tail ({lines or 'no whole line'})"
+        what = f"{size - good_end} bytes of a torn tail ({lines or 'no whole line'})"
         self.skipped.append(what)
         logger.warning("%s: cut off %s, left by a crash", self.path, what)
         with self.path.open("r+b") as fh:
@@ -214,26 +289,21 @@ class Journal:
             fh.flush()
             os.fsync(fh.fileno())
 
-    def _apply(self, record: dict[str, Any], number: int) -> None:
-        ev = record.get("ev")
-        if ev == "batch":
-            self._apply_header(record, number)
-            return
-        index = int(record["i"])
-        state = self.rows.setdefault(index, RowState(index, str(record.get("fp", ""))))
-        try:
-            state.event = JOURNAL.check(state.event, JournalEvent(ev))
-        except ValueError as exc:
-            where = f"line {number}" if number else "a new line"
-            raise ValueError(f"{self.path}, {where}, row {index}: {exc}") from None
-        if ev == JournalEvent.SUBMIT:
-            state.sent_at = datetime.fromisoformat(record["at"])
-        for key, attr in (("project", "project_id"), ("video", "video_id")):
-            if record.get(key):
-                setattr(state, attr, record[key])
-        state.status = record.get("status", state.status)
-        state.error = record.get("error", state.error)
-        state.api_rejection = bool(record.get("api", state.api_rejection))
+    def _line_at(self, offset: int) -> bytes:
+        """The whole line that starts at byte ``offset`` of the journal."""
+        if self._reader is None:  # closed: read from the file anew
+            with self.path.open("rb") as fh:
+                fh.seek(offset)
+                return fh.readline()
+        size = 1024
+        while True:
+            data = read_at(self._reader, size, offset)
+            end = data.find(b"\n")
+            if end >= 0:
+                return data[:end]
+            if len(data) < size:
+                return data
+            size *= 8
 
     def _apply_header(self, record: dict[str, Any], number: int) -> None:
         if record.get("batch") != self.batch_id:
@@ -271,6 +341,7 @@ class Journal:
             self._cut_back()
             raise self._error(event, row, self._broken) from exc
         self._size += len(data)
+        self._lines += 1
 
     def _error(self, event: str, row: Any, reason: str) -> JournalWriteError:
         what = {
@@ -301,39 +372,57 @@ class Journal:
         """Append one event of a row and update its state.
 
         Raises:
-            ValueError: The event may not follow the row's last one (a bug: nothing
-                is written).
+            ValueError: The event may not follow the row's last one, or ``index`` is no
+                row number (a bug: nothing is written).
             JournalWriteError: The line was not written whole (and synced, for the
                 events of money): the file ends at its last whole line as before, and
                 every later record is refused too.
         """
-        last = self.rows[index].event if index in self.rows else JournalEvent.NONE
-        JOURNAL.check(last, event)
+        if type(index) is not int or not 0 <= index < MAX_ROWS:
+            raise ValueError(f"journal: {index!r} is not a row number")
+        JOURNAL.check(self._table.event_of(index), event)
         record: dict[str, Any] = {"ev": event.value, "i": index, "fp": fingerprint, **data}
         if event is JournalEvent.SUBMIT:
             record["at"] = self.now().isoformat()
         record = {k: v for k, v in record.items() if v is not None}
+        state = self._table.preview(index, record)
+        if event in _FINISHED:
+            record = whole_line(record, state)  # the line alone tells the row
+        start = self._size
         self._write(record, sync=event in _SYNCED)
-        self._apply(record, 0)
-        return self.rows[index]
+        self._table.replay([record], (start,), 0)
+        self._table.flush()
+        self._since += 1
+        if self._since >= self.checkpoint_every and self._since >= self._table.whole_rows():
+            self._checkpoint()
+        return self._table.open.get(index, state)
+
+    def _checkpoint(self) -> None:
+        """Write the index of the journal as it is now; one that fails is said in the
+        log (the next open reads more of the journal, nothing else)."""
+        assert self._reader is not None
+        self._since = 0
+        facts = Facts(self.batch_id, self.recorded_key, self._headed, self._size, self._lines)
+        try:
+            write_index(self.index_path, self._reader, self._table, facts)
+        except OSError as exc:
+            logger.warning("%s: could not write its index: %s", self.path, exc)
+            return
+        self._covered = self._size
 
     def close(self) -> None:
-        """Close the file and give up the lock."""
+        """Write the index (unless a record was lost), close the file and give up the lock."""
         if self._file is not None:
+            if self._broken is None and self._covered != self._size:
+                self._checkpoint()
             self._file.close()
             self._file = None
+        if self._reader is not None:
+            os.close(self._reader)
+            self._reader = None
         if self._lock is not None:
             self._lock.release()
             self._lock = None
-
-
-def _record_of(line: bytes) -> dict[str, Any] | None:
-    """The record a whole line holds, or None when it is not one."""
-    try:
-        record = json.loads(line)
-    except ValueError:  # also invalid UTF-8
-        return None
-    return record if isinstance(record, dict) and "ev" in record else None
 
 
 def _sync_directory(folder: Path) -> None:
