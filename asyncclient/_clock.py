@@ -21,6 +21,7 @@ __all__ = [
     "Clock",
     "SystemClock",
     "Timers",
+    "pause",
     "timers_of",
     "within",
 ]
@@ -66,6 +67,12 @@ class SystemClock:
 
 SYSTEM_CLOCK = SystemClock()
 """The clock every part uses unless given another."""
+
+
+async def pause() -> None:
+    """Let the loop's other tasks run (a long loop of work on the event loop's thread
+    calls it every so often); no time passes on any clock."""
+    await asyncio.sleep(0)
 
 
 class Cancellable(Protocol):

@@ -143,21 +143,25 @@ class RowOutcome(_StrEnum):
     """Submitted, and the service could not yet say whether it made the project: it may
     have been paid for. The next run with the same journal asks again before it would
     ever submit the row."""
+    NOT_SENT = "not_sent"
+    """Never sent: the batch stopped first (the service could not be reached for its
+    ``unreachable_after``). Nothing was made, nothing paid; the next run sends it."""
 
 
 _R = RowOutcome
 ROW: Table[RowOutcome] = Table(
     "batch row",
     {
-        _R.PENDING: frozenset({_R.SUBMITTED, _R.REJECTED, _R.SKIPPED, _R.UNRESOLVED}),
+        _R.PENDING: frozenset({_R.SUBMITTED, _R.REJECTED, _R.SKIPPED, _R.UNRESOLVED, _R.NOT_SENT}),
         _R.SUBMITTED: frozenset({_R.COMPLETED, _R.FAILED}),
         _R.COMPLETED: frozenset(),
         _R.FAILED: frozenset(),
         _R.REJECTED: frozenset(),
         _R.SKIPPED: frozenset(),
         _R.UNRESOLVED: frozenset(),
+        _R.NOT_SENT: frozenset(),
     },
-    frozenset({_R.COMPLETED, _R.FAILED, _R.REJECTED, _R.SKIPPED, _R.UNRESOLVED}),
+    frozenset({_R.COMPLETED, _R.FAILED, _R.REJECTED, _R.SKIPPED, _R.UNRESOLVED, _R.NOT_SENT}),
 )
 
 

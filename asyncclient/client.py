@@ -16,8 +16,6 @@ from collections.abc import Iterable, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-import attrs
-
 from asyncclient._clock import SYSTEM_CLOCK, Clock
 from asyncclient._version import __version__
 from asyncclient.awaiting.jobs import Jobs
@@ -377,7 +375,8 @@ class AsyncClient:
         an interrupted batch finds what the service made.
 
         Args:
-            requests: The creation requests (read at once).
+            requests: The creation requests: a list or a generator, read one at a
+                time as they are sent.
             **options: How the batch runs: ``spacing`` (default 1 s), ``concurrency``,
                 ``journal``, ``on_progress``, ``budget``, ``cost_per_row``,
                 ``wait_timeout`` (see :class:`BatchSettings`).
@@ -387,16 +386,15 @@ class AsyncClient:
         """
         from asyncclient.batch.runner import request_batch  # the batch machinery loads on first use
 
-        default = self.notification_url
-        if default is not None:
-            requests = [r if r.webhook else attrs.evolve(r, webhook=default) for r in requests]
         return request_batch(
-            list(requests),
+            requests,
             submitter=self.projects,
             jobs=self.jobs,
             clock=self._clock,
             gate=self._caller.gate,
+            reach=self._caller.reach,
             journal_key=self._journal_key,
+            webhook=self.notification_url,
             **options,
         )
 

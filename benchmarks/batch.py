@@ -88,7 +88,10 @@ def bound(n: int, plan: Plan, spacing: float) -> float:
 
 
 async def figures(quick: bool = False, repeats: int = 3) -> list[Figure]:
-    """Bound / time of the submissions (goal >= 0.98 with 0 x 429), Free plan."""
+    """Bound / time of the submissions (goal >= 0.85 with 0 x 429), Free plan: polling
+    keeps one turn in ten while the submissions saturate the plan (and any token they
+    leave), so they reach about 0.87 of the plan's own bound (0.994 before that share,
+    when the goal was 0.98)."""
     n = 30 if quick else 100
     plan = Plan.FREE
     ratios, makespans, lags, limited = [], [], [], 0
@@ -104,7 +107,7 @@ async def figures(quick: bool = False, repeats: int = 3) -> list[Figure]:
         Figure(
             name=f"batch submissions: the plan's bound / their time ({n} rows, Free plan)",
             values=ratios,
-            goal=">= 0.98",
+            goal=">= 0.85",
             baseline=(
                 "the plan's own bound for the batch's requests, (rows + 1 template read - "
                 f"burst) / rate; {limited} x 429 in all"

@@ -389,16 +389,19 @@ async def _on_plan(plan: Plan, scale: float) -> AsyncIterator[tuple[Emulator, As
             yield emu, client
 
 
-async def test_a_batch_that_needs_every_token_sends_before_any_poll() -> None:
-    """Submissions first (issue 11): 40 rows on the Free plan need more tokens than the
-    bucket holds, so the poller reads nothing until the last creation is sent, then
-    catches up."""
+async def test_a_batch_that_needs_every_token_sends_first_and_polls_with_a_share() -> None:
+    """Submissions first, not all: 40 rows on the Free plan need more tokens than the
+    bucket holds, so creations take nearly every token, yet the poller keeps about one
+    in ten while they are sent (completions are recorded while rows are still sent;
+    before, it read nothing until the last creation), then catches up."""
     async with _on_plan(Plan.FREE, 600.0) as (emu, client):
         results = await client.templates.generate_many("tpl_welcome", rows(40), spacing=0)
     assert [r.status for r in results] == ["completed"] * 40
     last_post = max(r.time for r in emu.requests if r.path == CREATE)
     reads = _reads(emu)
-    assert reads and all(t >= last_post for t, _ in reads)  # none before the last creation
+    during = [t for t, _ in reads if t < last_post]
+    assert during, "the poller kept no share of the tokens while creations were sent"
+    assert len(during) <= 0.15 * (len(during) + 40)  # about one in ten, no more
     assert emu.counters.rate_limited == 0
 
 

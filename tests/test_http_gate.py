@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 
 from asyncclient.http.gate import Gate
 
@@ -53,5 +54,45 @@ async def test_a_creation_waiting_for_its_token_holds_reads_whatever_the_tokens(
     with gate.foreground():
         reader = asyncio.create_task(gate.turn())
         await asyncio.sleep(0)
+        assert not reader.done()
+    await asyncio.wait_for(reader, 1)
+
+
+async def test_reads_keep_a_share_of_the_turns_while_creations_hold_them_back() -> None:
+    """Submissions first, not all: with a creation always waiting for its token, one
+    turn in ten still goes to a read (before, reads waited for the last creation)."""
+    gate = Gate(spare=lambda: 0.0)
+    gate.expect(10_000)  # a batch announced; the tokens never cover it
+    reads = 0
+    creations = 0
+    reader_turns: list[int] = []
+
+    async def reader() -> None:
+        nonlocal reads
+        while True:
+            await gate.turn()
+            reads += 1
+            reader_turns.append(creations)
+            await asyncio.sleep(0)
+
+    task = asyncio.create_task(reader())
+    for _ in range(1000):
+        with gate.foreground():  # a creation waits for its token, then is sent
+            await asyncio.sleep(0)
+        creations += 1
+        await asyncio.sleep(0)
+    task.cancel()
+    share = reads / (reads + creations)
+    assert 0.07 <= share <= 0.12, share
+    gaps = [b - a for a, b in itertools.pairwise(reader_turns)]
+    assert max(gaps) <= 12  # spread out, not one burst at the end
+
+
+async def test_without_a_share_creations_hold_reads_back_for_as_long_as_they_wait() -> None:
+    gate = Gate(share=0.0)
+    with gate.foreground():
+        reader = asyncio.create_task(gate.turn())
+        for _ in range(100):
+            await asyncio.sleep(0)
         assert not reader.done()
     await asyncio.wait_for(reader, 1)

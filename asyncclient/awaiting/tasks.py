@@ -29,6 +29,7 @@ class TaskScope:
     def __init__(self) -> None:
         self._group: anyio.abc.TaskGroup | None = None
         self._error: BaseException | None = None
+        self._cancelled = False
 
     async def __aenter__(self) -> TaskScope:
         self._group = anyio.create_task_group()
@@ -45,13 +46,21 @@ class TaskScope:
         if isinstance(exc, Exception):  # the body failed: stop the tasks, raise it as itself
             self._keep(exc)
             exc = None
+        suppressed: bool | None = False
         if exc is None:
             await self._group.__aexit__(None, None, None)
         else:
-            await self._group.__aexit__(type(exc), exc, exc.__traceback__)
+            suppressed = await self._group.__aexit__(type(exc), exc, exc.__traceback__)
         if self._error is not None:
             raise self._error
-        return False
+        return bool(self._cancelled and suppressed)
+
+    def cancel(self) -> None:
+        """Cancel every task and the block's body; the block then ends without an error
+        (unless a task failed before)."""
+        assert self._group is not None, "cancel inside 'async with'"
+        self._cancelled = True
+        self._group.cancel_scope.cancel()
 
     def _keep(self, error: Exception) -> None:
         if self._error is None:

@@ -71,6 +71,11 @@ class BatchReport:
     """Credits the service charged this run's accepted rows (see above), or None."""
     charges_known: int
     """Of the accepted rows, those whose charge the SDK read."""
+    stopped: str | None = None
+    """Why the run stopped before every row ended (the service could not be reached
+    for ``unreachable_after``), or None. Rows never sent are then ``not_sent``, and
+    rows the service accepted stay ``submitted``: their ids are in the journal, and
+    running the batch again awaits them."""
 
     def count(self, outcome: RowOutcome) -> int:
         """Rows with ``outcome`` now."""

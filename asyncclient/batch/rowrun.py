@@ -1,32 +1,52 @@
 """One run of a batch's rows: journal, budget, spacing, submission, settling, awaiting.
 
 The :class:`RowRunner` does the work a :class:`~asyncclient.batch.runner.Batch` runs:
-it opens the journal, rejects the rows that failed their checks, announces the rows
-to send to the client's gate, then starts each row (or picks it up from the journal)
-in the batch's task group: submitted at most ``concurrency`` at once, ``spacing``
-apart, under the credit budget, then awaited. Whatever it learns goes to the batch's
-:class:`~asyncclient.batch.ledger.Ledger`.
+it opens the journal, announces the rows to send to the client's gate, then reads the
+rows one at a time from their :class:`~asyncclient.batch.source.RowSource` and starts
+each (or picks it up from the journal) in the batch's task group: submitted at most
+``concurrency`` at once, ``spacing`` apart, under the credit budget, then awaited. The
+next row is read only once the one before has its turn, so the rows read and not yet
+sent are never more than a few: a generator of a million rows is read as it is sent.
+A row the journal saw finished is neither built nor sent (:mod:`~asyncclient.batch.earlier`
+tells it). What the runner learns goes to the :class:`~asyncclient.batch.ledger.Ledger`.
+A batch always ends: see :mod:`asyncclient.batch.stop`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Collection
-from typing import Any, Protocol
+from collections.abc import Iterator
+from typing import Any
 
-from asyncclient._clock import Clock
+from asyncclient._clock import Clock, pause
 from asyncclient._states import BatchPhase, JournalEvent, RowOutcome
 from asyncclient.awaiting.jobs import VideoJob
 from asyncclient.awaiting.tasks import TaskScope
 from asyncclient.batch.budget import CreditBudget
+from asyncclient.batch.earlier import Earlier
 from asyncclient.batch.journal import Journal, RowState
 from asyncclient.batch.ledger import Ledger
+from asyncclient.batch.pickup import (
+    Claims,
+    JobMaker,
+    Submitter,
+    check_fingerprint,
+    cut_off,
+    job_of,
+)
 from asyncclient.batch.rows import BatchSettings, Item, RowResult
 from asyncclient.batch.settle import Unknown, settle
-from asyncclient.errors import AmbiguousCreationError, APIError, JobTimeoutError, ValidationError
+from asyncclient.batch.source import RowSource, title_of
+from asyncclient.batch.stop import Stop, end_open_rows
+from asyncclient.errors import (
+    AmbiguousCreationError,
+    APIConnectionError,
+    APIError,
+    JobTimeoutError,
+)
 from asyncclient.http.gate import Ahead, Gate
-from asyncclient.http.prepared import PreparedCreation
+from asyncclient.http.reach import Reach
 from asyncclient.models.videos import CreatedProject, VideoDetail
 
 __all__ = ["JobMaker", "RowRunner", "Submitter"]
@@ -35,22 +55,9 @@ logger = logging.getLogger("asyncclient")
 
 _R = RowOutcome
 _P = BatchPhase
-
-
-class Submitter(Protocol):
-    """A way to submit one prepared creation, and to find an ambiguous one's project."""
-
-    async def submit(self, prepared: PreparedCreation) -> VideoJob: ...
-
-    async def reconcile(
-        self, error: AmbiguousCreationError, *, claimed: Collection[str] = ()
-    ) -> VideoJob | None: ...
-
-
-class JobMaker(Protocol):
-    """Makes a job for a project a journal knows."""
-
-    def from_created(self, created: CreatedProject) -> VideoJob: ...
+_YIELD_EVERY = 256  # rows read between two turns given to the loop's other tasks
+_CHECK_EVERY = 64  # of the rows an earlier run finished, one in so many is compared
+_RESEND_AFTER = (1.0, 2.0, 4.0, 8.0, 15.0, 30.0)  # waits before a row not sent tries again
 
 
 class RowRunner:
@@ -64,6 +71,8 @@ class RowRunner:
         settings: The batch's settings.
         ledger: Where the batch's state is written.
         gate: The client's gate (submissions first), if any.
+        reach: The client's record of the service's answers: the batch stops once none
+            came for ``settings.unreachable_after`` seconds (None: never stops).
     """
 
     def __init__(
@@ -76,6 +85,7 @@ class RowRunner:
         settings: BatchSettings,
         ledger: Ledger,
         gate: Gate | None = None,
+        reach: Reach | None = None,
     ) -> None:
         self.settings = settings
         self._submitter = submitter
@@ -84,23 +94,29 @@ class RowRunner:
         self._clock = clock
         self._ledger = ledger
         self._gate = gate
+        self._reach = reach
         self._ahead: Ahead | None = None
-        self._unsent: set[int] = set()  # rows not yet past their submission
+        self._reading = True  # rows are still being read from the source
         self._sem = asyncio.Semaphore(settings.concurrency)
         self._budget = CreditBudget(settings.budget, settings.cost_per_row, clock=clock)
         self._journal: Journal | None = None
         self._last_start = -1e9
-        # Projects a row of this batch owns: one project satisfies one row, never two.
-        self._claimed: set[str] = set()
+        self._claimed = Claims(None)
+        self._open: dict[int, VideoJob] = {}  # rows being awaited, by row
+        self._titles: dict[int, str | None] = {}  # titles of the rows read and not finished
+        self._count = 0  # rows read
+        self._seen_before = 0  # rows read that an earlier run finished
+        self._earlier = Earlier(None, ledger)
 
     @property
     def spacing(self) -> float:
         """Least seconds between two submissions' starts."""
         return self.settings.spacing
 
-    async def run(self, items: list[Item]) -> None:
-        """Run every row of ``items`` to its result (phase ``submitting``, then
-        ``awaiting`` once every row is past its submission)."""
+    async def run(self, source: RowSource) -> None:
+        """Run every row of ``source`` to its result (phase ``submitting``, then
+        ``awaiting`` once every row is past its submission), or stop when the service
+        cannot be reached (``ledger.stopped`` says so)."""
         ledger = self._ledger
         ledger.started = self._clock.monotonic()
         if self.settings.journal is not None:
@@ -110,63 +126,122 @@ class RowRunner:
                 now=self._clock.now,
                 key=self.settings.journal_key,  # a journal of another key is refused
             )
-            ledger.read_journal({i: row.event for i, row in self._journal.rows.items()})
-            self._claimed.update(r.project_id for r in self._journal.rows.values() if r.project_id)
+            ledger.read_journal(self._journal.counts())
+        self._claimed = Claims(self._journal)
+        ledger.set_total(source.total)
         ledger.to(_P.SUBMITTING)
+        stop = Stop(self._clock, self._reach, self.settings.unreachable_after)
+        self._earlier = Earlier(self._journal, ledger)
+        rows_read = source.rows()
         try:
-            for item in items:
-                if item.problems:
-                    self._finish(item, _R.REJECTED, error="; ".join(item.problems))
-            ledger.report_progress()
-            self._announce(items)
-            async with TaskScope() as rows:
-                for item in items:
-                    if not item.problems:
-                        await self._start(item, rows)
+            self._announce(source.total)
+            async with stop.watching() as watch, TaskScope() as rows:
+                watch.scope = rows
+                rows.start(self._earlier.tell)
+                await self._read(rows_read, source, rows)
+            if stop.reason is not None:
+                self._count = end_open_rows(
+                    stop.reason,
+                    ledger,
+                    journal=self._journal,
+                    jobs=self._open,
+                    titles=self._titles,
+                    read=self._count,
+                    unread=rows_read,
+                    source=source,
+                )
+                if ledger.phase is _P.SUBMITTING:  # every row has its outcome now
+                    ledger.to(_P.AWAITING)
         finally:
             if self._ahead is not None:
                 self._ahead.close()
             if self._journal is not None:
                 self._journal.close()
 
-    def _announce(self, items: list[Item]) -> None:
-        """Tell the client's gate how many creations are to come (submissions first)."""
-        self._unsent = {item.index for item in items if not item.problems}
-        if self._gate is not None and self._unsent:
-            self._ahead = self._gate.expect(len(self._unsent))
-        if not self._unsent:
-            self._ledger.to(_P.AWAITING)
+    async def _read(
+        self, rows_read: Iterator[tuple[int, Any]], source: RowSource, rows: TaskScope
+    ) -> None:
+        """Read, build and start the rows one by one."""
+        ledger = self._ledger
+        for index, raw in rows_read:
+            self._count = index + 1
+            ledger.add_row(index)
+            if self._count % _YIELD_EVERY == 0:
+                await pause()
+                await ledger.room()  # a slow reader of the results slows the reading
+            event = self._journal.event_of(index) if self._journal else JournalEvent.NONE
+            if event is JournalEvent.DONE:  # finished by an earlier run: told from the journal
+                await self._finished_before(source, index, raw)
+                continue
+            item = source.build(index, raw)
+            self._titles[index] = title_of(item.request) or source.title(raw)
+            if item.problems:
+                self._finish(item, _R.REJECTED, error="; ".join(item.problems))
+                continue
+            await self._start(item, rows, event)
+        self._reading = False
+        self._earlier.all_found()
+        ledger.all_read(self._count)
+        if self._ahead is not None:
+            self._ahead.close()  # every row read: what was announced and not read is gone
+        self._check_passed()
 
-    def _passed(self, item: Item) -> None:
+    async def _finished_before(self, source: RowSource, index: int, raw: Any) -> None:
+        """A row an earlier run finished: neither built nor sent, its result told later
+        from the journal. One such row in :data:`_CHECK_EVERY` (and the first) is built
+        to compare it with what the journal recorded, so that a journal of other rows is
+        refused; the first also tells the budget what a row costs, when it must know."""
+        assert self._journal is not None
+        self._seen_before += 1
+        state = self._journal.rows.get(index) if self._seen_before % _CHECK_EVERY == 1 else None
+        if state is not None:
+            check_fingerprint(source.build(index, raw), state)  # (notes its title too)
+        else:
+            source.skip(index, raw)
+        self._passed(index)
+        self._budget.count()
+        self._earlier.found(index)
+        if state is not None and self._budget.limit is not None and self._budget.cost is None:
+            created = CreatedProject(project_id=state.project_id, video_id=state.video_id)
+            await self._budget.learn(self._jobs.from_created(created))
+
+    def _announce(self, total: int | None) -> None:
+        """Tell the client's gate how many creations are to come (submissions first)."""
+        if self._gate is not None and total:
+            self._ahead = self._gate.expect(total)
+
+    def _passed(self, index: int) -> None:
         """The row is past its submission (sent, refused, skipped, or known from the
         journal): polling need not leave a token for it any more."""
-        if item.index in self._unsent:
-            self._unsent.discard(item.index)
+        if self._ledger.pass_row(index):
             if self._ahead is not None:
                 self._ahead.sent()
-            if not self._unsent:
-                self._ledger.to(_P.AWAITING)
+            self._check_passed()
 
-    async def _start(self, item: Item, rows: TaskScope) -> None:
+    def _check_passed(self) -> None:
+        ledger = self._ledger
+        if not self._reading and ledger.passed >= ledger.total and ledger.phase is _P.SUBMITTING:
+            ledger.to(_P.AWAITING)
+
+    async def _start(self, item: Item, rows: TaskScope, event: JournalEvent) -> None:
         """Submit one row (or pick it up from the journal) and await it in ``rows``."""
-        state = self._journal.rows.get(item.index) if self._journal else None
+        journal = self._journal
+        state = journal.rows.get(item.index) if journal and event is not JournalEvent.NONE else None
         if state is not None:
-            self._check_fingerprint(item, state)
-            if self._cut_off(item, state):
+            check_fingerprint(item, state)
+            if cut_off(item, state):
                 # Sent by an earlier run that ended before the answer: ask the service in
                 # the row's own task, so that many such rows are asked about at once.
                 # Counted meanwhile, as it may have been paid.
                 self._budget.count()
                 rows.start(self._settle_cut_off, item, state)
                 return
-            job = self._resume(state)
-            self._ledger.done_before += state.event is JournalEvent.DONE
-            if job is not None or state.event is JournalEvent.DONE:
-                self._passed(item)
+            job = job_of(self._jobs, state)
+            if job is not None:
+                self._passed(item.index)
                 self._budget.count()
-                if job is not None:
-                    await self._budget.learn(job)  # a row sent before tells
-                    rows.start(self._await, item, job)
+                await self._budget.learn(job)  # a row sent before tells
+                rows.start(self._await, item, job)
                 return
         if await self._take_turn(item):
             rows.start(self._submit_and_await, item)
@@ -174,7 +249,7 @@ class RowRunner:
     async def _settle_cut_off(self, item: Item, state: RowState) -> None:
         job = await self._settle_interrupted(item, state)
         if job is not None:
-            self._passed(item)
+            self._passed(item.index)
         if isinstance(job, Unknown):  # may have been paid: counted, never resent
             self._finish(item, _R.UNRESOLVED, error=job.reason)
             return
@@ -190,11 +265,12 @@ class RowRunner:
         """Admit the row under the budget, then wait for a slot and its spacing; False
         (the row skipped) once the budget is reached."""
         if not await self._budget.admit():
-            self._passed(item)
+            self._passed(item.index)
             self._finish(item, _R.SKIPPED, error="credit budget reached")
             return False
         await self._sem.acquire()
         await self._space()
+        self._earlier.begin()  # sending began: rows finished before may now be told
         return True
 
     async def _space(self) -> None:
@@ -213,8 +289,7 @@ class RowRunner:
         job = await self._submit(item)
         if job is None:
             return
-        if job.project_id:
-            self._claimed.add(job.project_id)
+        self._claimed.add(job.project_id)
         self._record(JournalEvent.ACCEPTED, item, project=job.project_id, video=job.video_id)
         self._ledger.move(item.index, _R.SUBMITTED)
         self._ledger.report_progress()
@@ -227,23 +302,38 @@ class RowRunner:
         A row whose answer was lost stays pending while its project is looked for
         (:func:`~asyncclient.batch.settle.settle`; its slot is given back meanwhile, so
         the batch goes on); it is sent a second time only after the settle window, when
-        the service can no longer make the first. An answer that proves nothing was made
-        (a refusal) rejects the row; one that leaves it open leaves it ``unresolved``.
+        the service can no longer make the first. A request that could not leave (no
+        connection) made nothing: it is tried again after a pause, until the batch stops.
+        An answer that proves nothing was made (a refusal) rejects the row; one that
+        leaves it open leaves it ``unresolved``.
         """
         assert item.prepared is not None
         held = True
         try:
-            for attempt in range(2):
+            sendings = 0
+            unsent = 0
+            while True:
                 if not held:  # a second sending takes its turn like any other
                     await self._sem.acquire()
                     held = True
                     await self._space()
                 self._record(JournalEvent.SUBMIT, item, name=getattr(item.request, "name", None))
-                self._ledger.sent.add(item.index)
+                self._ledger.mark_sent(item.index)
                 try:
                     return await self._submitter.submit(item.prepared)
+                except APIConnectionError as exc:
+                    if exc.request_sent:
+                        raise
+                    # Not a byte left: nothing was made. Recorded as such, then tried again.
+                    self._record(JournalEvent.REJECTED, item, error=f"not sent: {exc}")
+                    self._ledger.unmark_sent(item.index)
+                    self._sem.release()
+                    held = False
+                    await self._clock.sleep(_RESEND_AFTER[min(unsent, len(_RESEND_AFTER) - 1)])
+                    unsent += 1
+                    continue
                 except AmbiguousCreationError as exc:
-                    self._passed(item)
+                    self._passed(item.index)
                     self._sem.release()
                     held = False
                     settled = await self._settle(exc)
@@ -252,13 +342,15 @@ class RowRunner:
                     return None
                 if settled is not None:
                     return settled
-                if attempt == 0:
-                    logger.warning("row %d: nothing was made; sending it again", item.index)
-            error = "sent twice; the service made nothing either time"
+                sendings += 1
+                if sendings == 2:
+                    error = "sent twice; the service made nothing either time"
+                    break
+                logger.warning("row %d: nothing was made; sending it again", item.index)
         except APIError as exc:  # a refusal: the service made nothing
             error = str(exc)
         finally:
-            self._passed(item)
+            self._passed(item.index)
             if held:
                 self._sem.release()
         self._budget.refund()
@@ -273,27 +365,9 @@ class RowRunner:
             return await self._submitter.reconcile(error, claimed=claimed)
 
         settled = await settle(reconcile, exc, self._clock, window=self.settings.settle_window)
-        if isinstance(settled, VideoJob) and settled.project_id:
+        if isinstance(settled, VideoJob):
             claimed.add(settled.project_id)
         return settled
-
-    def _resume(self, state: RowState) -> VideoJob | None:
-        """A job for a row the journal saw accepted, or None (done, refused or never
-        sent)."""
-        known = state.video_id or state.project_id
-        if state.event in (JournalEvent.ACCEPTED, JournalEvent.DONE) and known:
-            created = CreatedProject(project_id=state.project_id, video_id=state.video_id)
-            return self._jobs.from_created(created)
-        return None
-
-    @staticmethod
-    def _cut_off(item: Item, state: RowState) -> bool:
-        """Whether an earlier run sent the row and ended before recording the answer."""
-        return (
-            state.event is JournalEvent.SUBMIT
-            and item.request is not None
-            and state.sent_at is not None
-        )
 
     async def _settle_interrupted(self, item: Item, state: RowState) -> VideoJob | Unknown | None:
         """What a cut-off submission made: its job, :class:`Unknown` when the service
@@ -311,13 +385,14 @@ class RowRunner:
         return job
 
     async def _await(self, item: Item, job: VideoJob) -> None:
-        self._passed(item)  # (already, on every way here; never wait for polling unannounced)
+        self._passed(item.index)  # (already, on every way here; never wait unannounced)
         ledger = self._ledger
         if ledger.outcome(item.index) is _R.PENDING:  # a row an earlier run submitted
             ledger.move(item.index, _R.SUBMITTED, earlier=True)
         # The list's record is outcome enough (a GET saved per row), unless the charges
         # of this run's rows are to be read (their usedCredits: detail view only).
-        job.read_detail = self.settings.read_charges and item.index in ledger.accepted
+        job.read_detail = self.settings.read_charges and ledger.accepted(item.index)
+        self._open[item.index] = job
         try:
             video = await job.wait(timeout=self.settings.wait_timeout)
         except JobTimeoutError as exc:
@@ -329,14 +404,9 @@ class RowRunner:
             return
         self._finish(item, _R.COMPLETED, job=job, video=video)
 
-    # -- bookkeeping ---------------------------------------------------------------------
+    # -- a stop ---------------------------------------------------------------------------
 
-    def _check_fingerprint(self, item: Item, state: RowState) -> None:
-        sent = (JournalEvent.SUBMIT, JournalEvent.ACCEPTED, JournalEvent.DONE)
-        if state.event in sent and state.fingerprint != item.fingerprint:
-            raise ValidationError(
-                [f"rows[{item.index}]: changed since the journal recorded its submission"]
-            )
+    # -- bookkeeping ---------------------------------------------------------------------
 
     def _record(self, event: JournalEvent, item: Item, **data: Any) -> None:
         if self._journal is not None:
@@ -351,7 +421,8 @@ class RowRunner:
         job: VideoJob | None = None,
         video: VideoDetail | None = None,
     ) -> None:
-        self._passed(item)
+        self._passed(item.index)
+        self._open.pop(item.index, None)
         self._ledger.move(item.index, status)
         result = RowResult(
             index=item.index,
@@ -360,9 +431,16 @@ class RowRunner:
             error=error,
             project_id=job.project_id if job else None,
             video_id=(video.id if video else None) or (job.video_id if job else None),
+            title=self._titles.pop(item.index, None),
         )
         if status in (_R.COMPLETED, _R.FAILED):
             self._record(
-                JournalEvent.DONE, item, status=status.value, video=result.video_id, error=error
+                JournalEvent.DONE,
+                item,
+                status=status.value,
+                project=result.project_id,
+                video=result.video_id,
+                error=error,
+                title=result.title,
             )
         self._ledger.keep(result)

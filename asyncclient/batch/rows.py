@@ -13,6 +13,7 @@ from attrs import frozen
 from asyncclient._states import RowOutcome
 from asyncclient.awaiting.jobs import DEFAULT_WAIT_TIMEOUT
 from asyncclient.batch.settle import SETTLE_WINDOW
+from asyncclient.batch.stop import UNREACHABLE_AFTER
 from asyncclient.http.prepared import PreparedCreation, check_creation
 from asyncclient.models.requests import CreationRequest, TemplateGenerationRequest
 from asyncclient.models.videos import VideoDetail
@@ -50,6 +51,11 @@ class BatchSettings:
             during which the row stays pending and its project is looked for again
             while the batch goes on; only a look after it that finds nothing lets the
             row be sent again (see :mod:`asyncclient.batch.settle`). 10 minutes.
+        unreachable_after: Seconds without any answer of the service (every attempt
+            refused a connection, timed out, or met a gateway's 502/503/504) after
+            which the batch stops: rows never sent end ``not_sent``, rows accepted stay
+            ``submitted`` with their ids in the journal, and ``batch.report().stopped``
+            says why (see :mod:`asyncclient.batch.stop`). 5 minutes; None: never stop.
     """
 
     spacing: float = 1.0
@@ -64,10 +70,16 @@ class BatchSettings:
     wait_timeout: float | None = DEFAULT_WAIT_TIMEOUT
     read_charges: bool = False
     settle_window: float = SETTLE_WINDOW
+    unreachable_after: float | None = UNREACHABLE_AFTER
 
     def __attrs_post_init__(self) -> None:
         if self.concurrency < 1:
             raise ValueError("concurrency must be at least 1")
+        if self.unreachable_after is not None and not self.unreachable_after > 0:
+            raise ValueError(
+                f"unreachable_after must be more than 0 seconds (or None), "
+                f"got {self.unreachable_after}"
+            )
         if not self.settle_window >= 0:
             raise ValueError(f"settle_window must be 0 or more seconds, got {self.settle_window}")
 
@@ -84,6 +96,7 @@ class BatchOptions(TypedDict, total=False):
     wait_timeout: float | None
     read_charges: bool
     settle_window: float
+    unreachable_after: float | None
 
 
 @frozen(kw_only=True)
@@ -95,8 +108,11 @@ class RowResult:
     status: RowOutcome
     """``completed``, ``failed`` (the video failed), ``rejected`` (bad input or refused
     by the service: provably nothing made, nothing paid), ``skipped`` (the credit budget
-    was reached) or ``unresolved`` (sent, and whether the service made it is not known
-    yet: run the batch again with its journal); compares equal to those strings."""
+    was reached), ``unresolved`` (sent, and whether the service made it is not known
+    yet: run the batch again with its journal), ``not_sent`` (the batch stopped before
+    sending it: the service could not be reached) or, in a stopped batch only,
+    ``submitted`` (accepted, its video not finished yet: a run with the journal awaits
+    it); compares equal to those strings."""
     video: VideoDetail | None = None
     """The completed (or failed) video, as the video list shows it: the detail-only
     fields (script, usedCredits, ...) may be None; ``client.videos.get`` reads them."""
@@ -106,6 +122,11 @@ class RowResult:
     """The row's project, once the service made it."""
     video_id: str | None = None
     """The row's video, once known."""
+    title: str | None = None
+    """The row's title (a template row) or name (a request), when it has one."""
+    before: bool = False
+    """True when an earlier run finished the row (reported from the journal: ``video``
+    is None; ``client.videos.get(video_id)`` reads it)."""
 
     @property
     def ok(self) -> bool:
@@ -128,6 +149,8 @@ class BatchProgress:
     """Seconds since the batch started."""
     unresolved: int = 0
     """Rows sent whose fate the service could not yet tell (see ``RowResult.status``)."""
+    not_sent: int = 0
+    """Rows never sent because the batch stopped (the service could not be reached)."""
     resumed: int = 0
     """Rows an earlier run sent (read from the journal), awaited by this one, not resent."""
     done_before: int = 0
@@ -136,8 +159,16 @@ class BatchProgress:
 
     @property
     def finished(self) -> int:
-        """Rows with an outcome: completed, failed, rejected, skipped or unresolved."""
-        return self.completed + self.failed + self.rejected + self.skipped + self.unresolved
+        """Rows with an outcome: completed, failed, rejected, skipped, unresolved or
+        not sent."""
+        return (
+            self.completed
+            + self.failed
+            + self.rejected
+            + self.skipped
+            + self.unresolved
+            + self.not_sent
+        )
 
     @property
     def rate(self) -> float:

@@ -2,10 +2,12 @@
 
 ``client.templates.generate_many(template_id, rows)`` and ``client.batch(requests)``
 return a :class:`Batch`. Await it for every row's :class:`RowResult` in input
-order, or ``async for`` it to get results as they finish. Before the first
-submission every row is checked (a template is fetched once), and every bad row
-is reported as ``rejected`` before a credit is spent; a row the service refuses
-is ``rejected`` too, and the batch goes on. Submissions start at least
+order, or ``async for`` it to get results as they finish (then no result is kept:
+a million rows run in flat memory). Rows are read as they are sent, from a list, a
+generator or a file's reader; each is checked before it is sent (a template is
+fetched once), and a bad row is ``rejected`` before a credit is spent on it;
+``await batch.check()`` checks every row first, keeping none. A row the service
+refuses is ``rejected`` too, and the batch goes on. Submissions start at least
 ``spacing`` seconds apart (spec 8.3 advises about one second), at most
 ``concurrency`` at once, under the client's rate limiter. With a ``journal``
 file, running the same batch again resumes it (see ``asyncclient.batch.journal``).
@@ -23,7 +25,7 @@ A batch names its phase (``batch.phase``, a :class:`BatchPhase`) and tells liste
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from asyncclient._clock import SYSTEM_CLOCK, Clock
@@ -38,11 +40,11 @@ from asyncclient.batch.rows import (
     Item,
     RowResult,
     batch_id_of,
-    items_from_requests,
-    named,
 )
+from asyncclient.batch.source import BatchCheck, ItemSource, RequestSource, RowSource, check_rows
 from asyncclient.batch.text import batch_line
 from asyncclient.http.gate import Gate
+from asyncclient.http.reach import Reach
 from asyncclient.models.requests import CreationRequest
 
 if TYPE_CHECKING:
@@ -50,6 +52,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Batch",
+    "BatchCheck",
     "BatchListener",
     "BatchOptions",
     "BatchPhase",
@@ -72,7 +75,8 @@ class Batch:
     """Many creations, run once; await it or ``async for`` it (not both).
 
     Args:
-        prepare: Coroutine function giving the items (rows checked, requests built).
+        rows: Where the rows come from (a :class:`~asyncclient.batch.source.RowSource`),
+            or a coroutine function giving the items (rows checked, requests built).
         submitter: Submits one prepared creation (``client.projects``).
         jobs: Makes jobs for rows a journal knows (``client.jobs``).
         batch_id: Names the batch in its journal.
@@ -80,11 +84,13 @@ class Batch:
         settings: Spacing, concurrency, journal, budget, ... (:class:`BatchSettings`).
         gate: The client's gate: the rows still to send are announced to it, so that
             polling takes only the tokens they leave (submissions first).
+        reach: The client's record of the service's answers: the batch stops after
+            ``unreachable_after`` seconds without one.
     """
 
     def __init__(
         self,
-        prepare: Callable[[], Awaitable[Sequence[Item]]],
+        rows: RowSource | Callable[[], Awaitable[Sequence[Item]]],
         *,
         submitter: Submitter,
         jobs: JobMaker,
@@ -92,9 +98,10 @@ class Batch:
         clock: Clock = SYSTEM_CLOCK,
         settings: BatchSettings | None = None,
         gate: Gate | None = None,
+        reach: Reach | None = None,
     ) -> None:
         self.settings = settings or BatchSettings()
-        self._prepare = prepare
+        self._source = rows if isinstance(rows, RowSource) else ItemSource(rows)
         self._batch_id = batch_id
         self._items: list[Item] | None = None
         self._ledger = Ledger(clock, self.settings.on_progress)
@@ -106,6 +113,7 @@ class Batch:
             settings=self.settings,
             ledger=self._ledger,
             gate=gate,
+            reach=reach,
         )
         self._task: asyncio.Task[list[RowResult]] | None = None
 
@@ -155,8 +163,12 @@ class Batch:
 
     @property
     def results(self) -> list[RowResult]:
-        """The results so far, in input order."""
-        results = self._ledger.results
+        """The results so far, in input order: every one for an awaited batch; for a
+        batch read with ``async for``, which keeps none, the latest 1,000."""
+        ledger = self._ledger
+        if ledger.streaming:
+            return sorted(ledger.recent, key=lambda r: r.index)
+        results = ledger.results
         return [results[i] for i in sorted(results)]
 
     def __repr__(self) -> str:
@@ -171,19 +183,29 @@ class Batch:
     async def __aiter__(self) -> AsyncIterator[RowResult]:
         """Yield results as rows finish; leaving the loop early cancels the batch
         (its journal lets a later run resume it)."""
+        ledger = self._ledger
+        if self._task is None:
+            ledger.streaming = True  # each result handed out once, none kept
         task = self._ensure_task()
-        queue = self._ledger.queue
+        queue = ledger.queue
         getter: asyncio.Future[RowResult] | None = None
         try:
             while True:
                 getter = asyncio.ensure_future(queue.get())
                 await asyncio.wait({getter, task}, return_when=asyncio.FIRST_COMPLETED)
                 if getter.done():
+                    ledger.taken()
                     yield getter.result()
+                    while not queue.empty():  # what is there already, without a wait
+                        result = queue.get_nowait()
+                        ledger.taken()
+                        yield result
                     continue
                 getter.cancel()
                 while not queue.empty():
-                    yield queue.get_nowait()
+                    result = queue.get_nowait()
+                    ledger.taken()
+                    yield result
                 await task  # raises what the batch raised
                 return
         finally:
@@ -204,7 +226,8 @@ class Batch:
             self._ledger.end(_P.CANCELLED)
 
     async def prepare(self) -> list[Item]:
-        """Check every row and build the requests (once); nothing is submitted.
+        """Check every row and build the requests (once); nothing is submitted. The
+        items are kept, and the run sends them: for many rows, :meth:`check` keeps none.
 
         Returns:
             Every item; those with ``problems`` will be rejected.
@@ -224,18 +247,45 @@ class Batch:
         if self._items is None:
             if self._ledger.phase is _P.NOT_STARTED:
                 self._ledger.to(_P.PREPARING)
-            items = list(await self._prepare())
+            source = self._source
+            await source.open()
+            items = [source.build(index, raw) for index, raw in source.rows()]
             if self._items is None:
                 self._items = items
-                self._ledger.set_rows(item.index for item in items)
+                self._source = ItemSource.of(items)
+                self._ledger.set_total(len(items))
         return self._items
+
+    async def check(self, *, keep: int = 100) -> BatchCheck:
+        """Check every row before any is sent, keeping none: a pre-pass over the rows (a
+        list or a file; a generator can be read only once). The run reads them again.
+
+        Args:
+            keep: How many rows' problems to keep (the first ones); all are counted.
+
+        Returns:
+            How many rows there are, how many would be rejected, and the first problems.
+
+        Raises:
+            RuntimeError: The rows can be read only once (a generator).
+        """
+        if not self._source.reusable:
+            raise RuntimeError(
+                "check() reads the rows twice; these can be read once (a generator): "
+                "give a list or a file's reader, or let the run check each row as it sends"
+            )
+        await self._source.open()
+        return await check_rows(self._source, keep=keep)
 
     # -- running -------------------------------------------------------------------------
 
     async def _run(self) -> list[RowResult]:
         """The run: its rows, then its phase's end (done, failed or cancelled)."""
         try:
-            await self._rows.run(await self._check_rows())
+            if self._ledger.phase is _P.NOT_STARTED:
+                self._ledger.to(_P.PREPARING)
+            await self._source.open()
+            await self._rows.run(self._source)
         except asyncio.CancelledError:
             self._ledger.end(_P.CANCELLED)
             raise
@@ -247,33 +297,35 @@ class Batch:
 
 
 def request_batch(
-    requests: Sequence[CreationRequest],
+    requests: Iterable[CreationRequest],
     *,
     submitter: Submitter,
     jobs: JobMaker,
     clock: Clock = SYSTEM_CLOCK,
     gate: Gate | None = None,
+    reach: Reach | None = None,
     journal_key: str | None = None,
+    webhook: str | None = None,
     **options: Unpack[BatchOptions],
 ) -> Batch:
-    """The batch of ``client.batch``: every request named, checked and serialised once.
+    """The batch of ``client.batch``: every request named, checked and serialised once,
+    when it is about to be sent.
 
     A request without a name is given one (``batch-<id>-<row>``): names are how an
     interrupted batch finds what the service made. ``journal_key``: the client's key id
-    (see :attr:`BatchSettings.journal_key`).
+    (see :attr:`BatchSettings.journal_key`); ``webhook``: the URL a request without
+    one is given.
     """
-    bid = batch_id_of("requests", len(requests))
-    named_requests = [named(r, f"batch-{bid[:6]}-{i}") for i, r in enumerate(requests)]
-
-    async def prepare() -> list[Item]:
-        return items_from_requests(named_requests)
-
+    total = len(requests) if isinstance(requests, Sequence) else None
+    bid = batch_id_of("requests", total)
+    source = RequestSource(requests, f"batch-{bid[:6]}", webhook=webhook)
     return Batch(
-        prepare,
+        source,
         submitter=submitter,
         jobs=jobs,
         batch_id=bid,
         clock=clock,
         settings=BatchSettings(**options, journal_key=journal_key),
         gate=gate,
+        reach=reach,
     )

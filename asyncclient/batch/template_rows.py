@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from typing import Any
 
+from asyncclient.batch.digests import DigestSet
 from asyncclient.batch.rows import Item
+from asyncclient.batch.source import _Once, size_of
 from asyncclient.models.enums import TemplateVariableType
 from asyncclient.models.requests import TemplateGenerationRequest
 from asyncclient.models.scenes import AvatarBox, TemplateScene, TemplateVariable
 from asyncclient.models.templates import TemplateDetail, TemplateSceneInfo
 
-__all__ = ["row_to_request", "rows_to_items"]
+__all__ = ["TemplateSource", "row_to_request", "rows_to_items"]
 
 
 def _scene(
@@ -93,18 +95,85 @@ def rows_to_items(
 ) -> list[Item]:
     """Every row checked and serialised once; a title used twice is a problem (it is how
     an interrupted batch finds a row's video again)."""
-    out = []
-    seen: dict[str, int] = {}
-    for index, row in enumerate(rows):
-        item = Item.of(index, *row_to_request(template, row, **options))
-        title = item.request.title if isinstance(item.request, TemplateGenerationRequest) else ""
-        if item.prepared is not None and title in seen:
-            problem = (
-                f"title: '{title}' is also the title of row {seen[title]}; "
-                "titles must be unique in a batch (they identify a row's video on resume)"
-            )
-            item = Item(index, None, (*item.problems, problem))
-        elif item.prepared is not None:
-            seen[title] = index
-        out.append(item)
-    return out
+    titles = DigestSet()
+    return [_checked(template, index, row, titles, options) for index, row in enumerate(rows)]
+
+
+def _checked(
+    template: TemplateDetail,
+    index: int,
+    row: Mapping[str, Any],
+    titles: DigestSet,
+    options: Mapping[str, Any],
+) -> Item:
+    item = Item.of(index, *row_to_request(template, row, **options))
+    if item.prepared is None:
+        return item
+    title = item.request.title if isinstance(item.request, TemplateGenerationRequest) else ""
+    first = titles.add(title, index)
+    if first is None:
+        return item
+    problem = (
+        f"title: '{title}' is also the title of row {first}; "
+        "titles must be unique in a batch (they identify a row's video on resume)"
+    )
+    return Item(index, None, (*item.problems, problem))
+
+
+class TemplateSource:
+    """``templates.generate_many``'s rows: the template read once (:meth:`open`), then
+    each row built when it is about to be sent. Titles are remembered as digests (16
+    bytes a row) to refuse a title used twice.
+
+    Args:
+        fetch: Reads the template.
+        rows: Mappings of column to value; a list or a file's rows are read twice by a
+            pre-pass, a generator once.
+        title_key: The column holding the title.
+        **options: ``row_to_request``'s fields (caption, language, webhook, metadata).
+    """
+
+    def __init__(
+        self,
+        fetch: Callable[[], Awaitable[TemplateDetail]],
+        rows: Iterable[Mapping[str, Any]],
+        *,
+        title_key: str = "title",
+        **options: Any,
+    ) -> None:
+        self._fetch = fetch
+        self._rows = _Once(rows)
+        self._total = size_of(rows)
+        self._title_key = title_key
+        self._options = {"title_key": title_key, **options}
+        self._template: TemplateDetail | None = None
+        self._titles = DigestSet()
+
+    @property
+    def total(self) -> int | None:
+        return self._total
+
+    @property
+    def reusable(self) -> bool:
+        return self._rows.reusable
+
+    async def open(self) -> None:
+        if self._template is None:
+            self._template = await self._fetch()
+
+    def rows(self) -> Iterator[tuple[int, Any]]:
+        self._titles = DigestSet()
+        return enumerate(self._rows)
+
+    def build(self, index: int, raw: Any) -> Item:
+        assert self._template is not None, "open() the source first"
+        return _checked(self._template, index, raw, self._titles, self._options)
+
+    def skip(self, index: int, raw: Any) -> None:
+        title = self.title(raw)
+        if title is not None:
+            self._titles.add(title, index)
+
+    def title(self, raw: Any) -> str | None:
+        value = raw.get(self._title_key) if isinstance(raw, Mapping) else None
+        return None if value is None else str(value)

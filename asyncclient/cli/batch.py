@@ -2,20 +2,17 @@
 
 A run says what earlier runs had done (from the journal, as the batch read it) and
 what it submitted and spent itself, from the batch's report; ``--json`` prints one
-document: the summary and a record per row.
+document: the summary and a record per row. Rows are read as they are sent and each
+result is written to ``--out`` as its row finishes: a million rows run in flat memory.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import csv
 import json
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
-
-from attrs import frozen
+from typing import IO, Any
 
 from asyncclient._states import BatchPhase
 from asyncclient._states import RowOutcome as _R
@@ -28,11 +25,24 @@ from asyncclient.cli.exits import (
     EXIT_PARTIAL,
     EXIT_USAGE,
 )
-from asyncclient.cli.journal import earlier_of, lost_record_text, resuming_text, this_run_text
+from asyncclient.cli.journal import (
+    earlier_of,
+    lost_record_text,
+    resuming_text,
+    stopped_text,
+    this_run_text,
+)
 from asyncclient.cli.output import error, note, print_json
 from asyncclient.cli.progress import ProgressDisplay
 from asyncclient.cli.resources import add_connection_args
-from asyncclient.cli.results import Downloaded, counts, download_results, row_records, run_batch
+from asyncclient.cli.results import (
+    Downloaded,
+    counts,
+    download_results,
+    row_record,
+    row_records,
+)
+from asyncclient.cli.rowsfile import RowsFile
 from asyncclient.client import AsyncClient
 from asyncclient.errors import JournalError, JournalWriteError
 
@@ -70,6 +80,19 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="a row whose reply was lost is resent only after this long, once the service "
         "shows nothing made (600)",
     )
+    p.add_argument(
+        "--unreachable-after",
+        type=float,
+        default=300.0,
+        metavar="S",
+        help="stop once the service has not answered for this long; rows never sent "
+        "end not_sent, accepted rows stay pending in the journal (300; 0: never stop)",
+    )
+    p.add_argument(
+        "--check",
+        action="store_true",
+        help="check every row and name the rejected ones; send nothing",
+    )
     p.add_argument("--title-column", default="title", metavar="NAME", help="(title)")
     p.add_argument("--json", action="store_true", help="print one JSON document on stdout")
     add_connection_args(p)
@@ -80,62 +103,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def read_rows(path: Path) -> list[dict[str, Any]]:
-    """Rows of a CSV file (header line first) or a JSON Lines file (one object a line).
-
-    Args:
-        path: A ``.csv``, ``.jsonl``, ``.ndjson`` or ``.json`` file.
-
-    Returns:
-        One mapping per row, column to value; at least one.
+    """Every row of a CSV file (header line first) or a JSON Lines file, in a list (the
+    command itself reads them as it sends: :class:`~asyncclient.cli.rowsfile.RowsFile`).
 
     Raises:
         OSError: The file cannot be read.
-        ValueError: Another kind of file, a line that is not a JSON object, a CSV line
-            with more or fewer values than the header, or no row at all.
+        ValueError: A bad file (see :meth:`RowsFile.scan`); the message names it.
     """
-    suffix = path.suffix.lower()
-    if suffix == ".csv":
-        rows = _csv_rows(path)
-    elif suffix in (".jsonl", ".ndjson", ".json"):
-        rows = _json_rows(path)
-    else:
-        raise ValueError(f"{path}: rows must be a .csv or .jsonl file")
-    if not rows:
-        raise ValueError(f"{path}: no rows in it: nothing to generate")
-    return rows
-
-
-def _csv_rows(path: Path) -> list[dict[str, Any]]:
-    with path.open(newline="", encoding="utf-8-sig") as fh:
-        reader = csv.DictReader(fh)
-        if not reader.fieldnames:
-            raise ValueError(f"{path}: the file is empty: a header line, then a row a line")
-        columns = len(reader.fieldnames)
-        rows = []
-        for row in reader:
-            extra = len(row.pop(None, None) or ())
-            values = sum(v is not None for v in row.values()) + extra
-            if values != columns:
-                raise ValueError(
-                    f"{path}:{reader.line_num}: {values} values, the header has {columns} "
-                    "columns (quote a value that holds a comma)"
-                )
-            rows.append(dict(row))
-    if not rows:
-        raise ValueError(f"{path}: a header line and no row under it: nothing to generate")
-    return rows
-
-
-def _json_rows(path: Path) -> list[dict[str, Any]]:
-    rows = []
-    with path.open(encoding="utf-8") as fh:
-        for number, line in enumerate(fh, 1):
-            if line.strip():
-                row = json.loads(line)
-                if not isinstance(row, dict):
-                    raise ValueError(f"{path}:{number}: expected a JSON object")
-                rows.append(row)
-    return rows
+    return list(RowsFile(path).scan())
 
 
 # -- the command -------------------------------------------------------------------------
@@ -144,20 +119,25 @@ def _json_rows(path: Path) -> list[dict[str, Any]]:
 async def batch_command(args: argparse.Namespace, client: AsyncClient) -> int:
     """``asyncclient batch ROWS --template ID ...``.
 
+    The rows are read as they are sent, and each result is written to ``--out`` as its
+    row finishes: memory stays flat however many rows there are (``--json`` and
+    ``--download`` keep a record per row).
+
     Args:
         args: The parsed options of ``batch``.
         client: The configured client.
 
     Returns:
-        0 every row completed, 4 not every row did, 2 a bad rows file or journal (of
-        other rows, of another API key, or held by another run), 1 a journal record that
-        could not be written (the batch stopped there), 130 interrupted (running the same
-        command again resumes it).
+        0 every row completed, 4 not every row did (or the service could not be reached
+        for ``--unreachable-after`` seconds: the batch stopped), 2 a bad rows file or
+        journal (of other rows, of another API key, or held by another run), 1 a
+        journal record that could not be written (the batch stopped there), 130
+        interrupted (running the same command again resumes it).
     """
     path = Path(args.rows)
     journal = Path(args.journal) if args.journal else path.with_suffix(".journal.jsonl")
     try:
-        rows = read_rows(path)
+        rows = await asyncio.to_thread(RowsFile(path).scan)
     except (OSError, ValueError) as exc:
         error(str(exc))
         return EXIT_USAGE
@@ -168,29 +148,82 @@ async def batch_command(args: argparse.Namespace, client: AsyncClient) -> int:
         title_key=args.title_column,
         spacing=args.spacing,
         settle_window=args.settle_window,
+        unreachable_after=args.unreachable_after or None,
         concurrency=args.concurrency,
         journal=journal,
         on_progress=display,
         budget=args.budget,
         read_charges=True,  # credits spent: what the service charged each row
     )
+    if args.check:
+        display.close()
+        return await _check_only(batch, rows)
     opened = _JournalRead(batch, display, journal)
     batch.subscribe(opened)
+    out = _Results(args)
     try:
-        results = await run_batch(batch)
+        await out.consume(batch)
     except asyncio.CancelledError:  # Ctrl-C: the batch and its journal are closed by now
         display.close()
-        return _interrupted(args, batch, rows, journal)
+        out.close()
+        return _interrupted(args, batch, out, journal)
     except JournalWriteError as exc:  # a record lost: stopped before sending more
         display.close()
-        return _record_lost(args, batch, rows, journal, exc)
-    except (JournalError, OSError, ValueError) as exc:  # the journal of other rows or
-        display.close()  # of another key, held by another run, damaged; a changed row;
-        if isinstance(exc, OSError) and opened.read:  # a journal that cannot be read
+        out.close()
+        return _record_lost(args, batch, out, journal, exc)
+    except (JournalError, OSError, ValueError, RuntimeError) as exc:  # the journal of other
+        display.close()  # rows or of another key, held by another run, damaged; a changed
+        out.close()  # row; a journal that cannot be read
+        if isinstance(exc, OSError) and opened.read:
             raise
         error(str(exc))
         return EXIT_USAGE
-    return await _finish(args, client, _Report(rows, results, batch.report(), journal))
+    display.close()
+    out.close()
+    return await _finish(args, client, out, batch.report(), journal)
+
+
+async def _check_only(batch: Batch, rows: RowsFile) -> int:
+    """``--check``: every row checked, the rejected ones named, nothing sent."""
+    try:
+        found = await batch.check()
+    except (OSError, ValueError) as exc:
+        error(str(exc))
+        return EXIT_USAGE
+    for index, problems in found.problems:
+        note(f"row {index}: would be rejected: {'; '.join(problems)}")
+    if found.rejected > len(found.problems):
+        note(f"... and {found.rejected - len(found.problems)} more rows")
+    print(f"{found.rows} rows checked in {rows.path}: {found.rejected} would be rejected")
+    return EXIT_OK if found.ok else EXIT_USAGE
+
+
+class _Results:
+    """Where a run's results go as rows finish: ``--out`` (one JSON line each), the
+    rejections said at once, and the records ``--json`` and ``--download`` need."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self._file: IO[str] | None = None
+        if args.out:
+            self._file = Path(args.out).open("w", encoding="utf-8")  # noqa: SIM115
+        self._keep = bool(args.json or args.download)
+        self.kept: list[RowResult] = []
+        self.count = 0
+
+    async def consume(self, batch: Batch) -> None:
+        async for result in batch:
+            self.count += 1
+            if result.status is _R.REJECTED:
+                note(f"row {result.index}: rejected: {result.error}")
+            if self._file is not None:
+                self._file.write(json.dumps(row_record(result, None)) + "\n")
+            if self._keep:
+                self.kept.append(result)
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
 
 
 class _JournalRead:
@@ -212,71 +245,77 @@ class _JournalRead:
             self._display.resume(earlier_of(report), intro)
 
 
-@frozen
-class _Report:
-    """What one run of ``batch`` did, for the summary and ``--json``."""
-
-    rows: Sequence[Any]
-    results: Sequence[RowResult]
-    report: BatchReport
-    journal: Path
-
-
-async def _finish(args: argparse.Namespace, client: AsyncClient, report: _Report) -> int:
-    """Write ``--out``, download, print the summary; the exit status."""
-    results = report.results
+async def _finish(
+    args: argparse.Namespace,
+    client: AsyncClient,
+    out: _Results,
+    report: BatchReport,
+    journal: Path,
+) -> int:
+    """Download, print the summary; the exit status."""
+    results = sorted(out.kept, key=lambda r: r.index)
     downloaded = Downloaded({}, 0)
     if args.download:
         downloaded = await download_results(client, results, Path(args.download))
-    records = row_records(results, report.rows, downloaded.paths)
-    if args.out:
-        text = "".join(json.dumps(record) + "\n" for record in records)
-        await asyncio.to_thread(Path(args.out).write_text, text, encoding="utf-8")
-    tally = counts(report.report)
-    code = EXIT_OK if tally[_R.COMPLETED] == len(results) else EXIT_PARTIAL
+    tally = counts(report)
+    code = EXIT_OK if tally[_R.COMPLETED] == report.rows else EXIT_PARTIAL
     if args.json:
-        summary = _summary_of(report, tally, downloaded, code)
-        print_json({"summary": summary, "rows": records})
+        summary = _summary_of(report, journal, tally, downloaded, code)
+        print_json({"summary": summary, "rows": row_records(results, downloaded.paths)})
     else:
-        _print_summary(report, tally, downloaded, args.download)
+        _print_summary(report, journal, tally, downloaded, args.download)
     if tally[_R.UNRESOLVED]:
         note(
             f"{tally[_R.UNRESOLVED]} rows were sent but the service could not yet say whether "
             "it made them: run the same command again to find out (they are never resent "
             "blindly)"
         )
+    if report.stopped is not None:
+        note(stopped_text(report, journal))
     return code
 
 
 def _print_summary(
-    report: _Report, tally: dict[str, int], downloaded: Downloaded, folder: str | None
+    report: BatchReport,
+    journal: Path,
+    tally: dict[str, int],
+    downloaded: Downloaded,
+    folder: str | None,
 ) -> None:
-    unresolved = f", {tally[_R.UNRESOLVED]} unresolved" if tally[_R.UNRESOLVED] else ""
+    more = "".join(
+        f", {tally[outcome]} {outcome.replace('_', ' ')}"
+        for outcome in (_R.UNRESOLVED, _R.NOT_SENT)
+        if tally[outcome]
+    )
+    pending = report.count(_R.SUBMITTED)
+    if report.stopped is not None and pending:
+        more += f", {pending} still pending"
     print(
         f"{tally[_R.COMPLETED]} completed, {tally[_R.FAILED]} failed, "
-        f"{tally[_R.REJECTED]} rejected, {tally[_R.SKIPPED]} skipped{unresolved} "
-        f"(journal: {report.journal})"
+        f"{tally[_R.REJECTED]} rejected, {tally[_R.SKIPPED]} skipped{more} "
+        f"(journal: {journal})"
     )
-    print(this_run_text(report.report))
+    print(this_run_text(report))
     if folder is not None:
         print(downloaded.text(folder))
 
 
 def _summary_of(
-    report: _Report, tally: dict[str, int], downloaded: Downloaded, code: int
+    run: BatchReport, journal: Path, tally: dict[str, int], downloaded: Downloaded, code: int
 ) -> dict[str, Any]:
-    run = report.report
     return {
-        "rows": len(report.results),
+        "rows": run.rows,
         **tally,
+        "pending": run.count(_R.SUBMITTED),
         "doneBefore": run.done_before,
         "submittedBefore": run.submitted_before,
         "submitted": run.submitted,
         "creditsSpent": run.credits_spent,
         "maybeCharged": run.maybe_charged,
         "downloaded": downloaded.fetched,
-        "journal": str(report.journal),
+        "journal": str(journal),
         "interrupted": False,
+        "stopped": run.stopped,
         "exitCode": code,
     }
 
@@ -285,7 +324,7 @@ interrupt_reported = False
 """Set once the one line about an interruption was printed (``cli.main`` reads it)."""
 
 
-def _interrupted(args: argparse.Namespace, batch: Batch, rows: Sequence[Any], journal: Path) -> int:
+def _interrupted(args: argparse.Namespace, batch: Batch, out: _Results, journal: Path) -> int:
     """Say once what an interrupted run did (and print its document with ``--json``)."""
     global interrupt_reported
     interrupt_reported = True
@@ -297,14 +336,14 @@ def _interrupted(args: argparse.Namespace, batch: Batch, rows: Sequence[Any], jo
         "run the same command again to resume"
     )
     if args.json:
-        _print_stopped(batch, rows, journal, EXIT_INTERRUPTED, interrupted=True)
+        _print_stopped(batch, out, journal, EXIT_INTERRUPTED, interrupted=True)
     return EXIT_INTERRUPTED
 
 
 def _record_lost(
     args: argparse.Namespace,
     batch: Batch,
-    rows: Sequence[Any],
+    out: _Results,
     journal: Path,
     lost: JournalWriteError,
 ) -> int:
@@ -312,13 +351,11 @@ def _record_lost(
     report = batch.report()
     error(lost_record_text(report, lost))
     if args.json:
-        _print_stopped(batch, rows, journal, EXIT_ERROR, journalError=str(lost))
+        _print_stopped(batch, out, journal, EXIT_ERROR, journalError=str(lost))
     return EXIT_ERROR
 
 
-def _print_stopped(
-    batch: Batch, rows: Sequence[Any], journal: Path, code: int, **more: Any
-) -> None:
+def _print_stopped(batch: Batch, out: _Results, journal: Path, code: int, **more: Any) -> None:
     """The ``--json`` document of a run that stopped before its end."""
     report = batch.report()
     summary: dict[str, Any] = {"rows": report.rows, **counts(report)}
@@ -332,4 +369,5 @@ def _print_stopped(
         exitCode=code,
     )
     summary.update(more)
-    print_json({"summary": summary, "rows": row_records(batch.results, rows, {})})
+    results = sorted(out.kept, key=lambda r: r.index)
+    print_json({"summary": summary, "rows": row_records(results, {})})

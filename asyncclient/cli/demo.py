@@ -156,7 +156,7 @@ async def _run(
     )
     if args.json:
         figures.update(emulator=emulator is not None, exitCode=code)
-        print_json({"summary": figures, "rows": row_records(results, rows, downloaded.paths)})
+        print_json({"summary": figures, "rows": row_records(results, downloaded.paths)})
         return code
     print_summary([(label, _shown(key, figures[key])) for key, label in _LABELS])
     if emulator is not None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from asyncclient._states import JournalEvent
+from asyncclient._states import JournalEvent, RowOutcome
 from asyncclient.batch.report import BatchReport
 from asyncclient.cli.progress import Earlier
 from asyncclient.errors import JournalWriteError
@@ -99,4 +99,25 @@ def lost_record_text(report: BatchReport, lost: JournalWriteError) -> str:
     return (
         f"{lost}; the batch stopped: {sent}; no other row was sent. Free disk space (or "
         "raise the file size limit) and run the same command again to resume"
+    )
+
+
+def stopped_text(report: BatchReport, journal: Path) -> str:
+    """Why a run stopped before every row ended, and how to go on.
+
+    Returns:
+        E.g. ``the batch stopped: the service could not be reached for 300 s (...): 40
+        rows not sent (nothing charged), 12 accepted and still pending (their ids are in
+        j.jsonl); run the same command again to resume``.
+    """
+    parts = [f"{report.count(RowOutcome.NOT_SENT)} rows not sent (nothing charged)"]
+    pending = report.count(RowOutcome.SUBMITTED)
+    if pending:
+        parts.append(f"{pending} accepted and still pending (their ids are in {journal})")
+    unresolved = report.count(RowOutcome.UNRESOLVED)
+    if unresolved:
+        parts.append(f"{unresolved} sent and not answered (never resent blindly)")
+    return (
+        f"the batch stopped: {report.stopped}: {', '.join(parts)}; run the same command "
+        "again to resume"
     )

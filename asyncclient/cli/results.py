@@ -24,6 +24,7 @@ __all__ = [
     "Downloaded",
     "counts",
     "download_results",
+    "row_record",
     "row_records",
     "run_batch",
 ]
@@ -57,24 +58,25 @@ def counts(report: BatchReport) -> dict[str, int]:
     return {name: report.count(RowOutcome(name)) for name in OUTCOMES}
 
 
-def row_records(
-    results: Sequence[RowResult], rows: Sequence[Any], paths: dict[int, Path]
-) -> list[dict[str, Any]]:
-    """One JSON record per result (``--out``, ``--json``): row, status, title, ids, url,
-    error, and the downloaded file's path (or None)."""
-    return [
-        {
-            "row": r.index,
-            "status": str(r.status),
-            "title": rows[r.index].get("title") if r.index < len(rows) else None,
-            "videoId": r.video_id,
-            "projectId": r.project_id,
-            "url": r.video.url if r.video else None,
-            "error": r.error,
-            "path": str(paths[r.index]) if r.index in paths else None,
-        }
-        for r in results
-    ]
+def row_record(result: RowResult, path: Path | None) -> dict[str, Any]:
+    """One row's JSON record (``--out``, ``--json``): row, status, title, ids, url,
+    error, whether an earlier run finished it, and the downloaded file's path (or None)."""
+    return {
+        "row": result.index,
+        "status": str(result.status),
+        "title": result.title,
+        "videoId": result.video_id,
+        "projectId": result.project_id,
+        "url": result.video.url if result.video else None,
+        "error": result.error,
+        "before": result.before,
+        "path": str(path) if path is not None else None,
+    }
+
+
+def row_records(results: Sequence[RowResult], paths: dict[int, Path]) -> list[dict[str, Any]]:
+    """One JSON record per result (see :func:`row_record`)."""
+    return [row_record(r, paths.get(r.index)) for r in results]
 
 
 @frozen

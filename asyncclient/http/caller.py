@@ -30,6 +30,7 @@ from asyncclient.http.protocol import (
     decode_envelope,
     parse_rate_limit,
 )
+from asyncclient.http.reach import Reach
 from asyncclient.http.tracing import client_kind as otel_client_kind
 from asyncclient.http.tracing import mark_error as otel_mark_error
 from asyncclient.http.tracing import tracer as otel_tracer
@@ -125,6 +126,8 @@ class Caller:
         self.retry = retry if retry is not None else RetryPolicy()
         self.clock = clock
         self.stats = ClientStats()
+        self.reach = Reach(clock)
+        """Whether the service answers (a batch stops when it has not for long)."""
         self._adopt_limit = adopt_limit
         self._warned_limit = False
         # The X-RateLimit-Limit last followed, and the bucket's rate after it: while
@@ -203,8 +206,10 @@ class Caller:
                 envelope = decode_envelope(request, response)
                 if creation is not None:
                     require_created_ids(envelope)
+                self.reach.heard()
                 return envelope
             except APIError as exc:
+                self.reach.failed(exc)
                 if isinstance(exc, RateLimitError):
                     stats.rate_limited += 1
                     self.limiter.pause(exc.retry_after if exc.retry_after is not None else 1.0)
@@ -264,6 +269,7 @@ class Caller:
             envelope = decode_envelope(request, response)
             if creation is not None:
                 require_created_ids(envelope)
+            self.reach.heard()
             return envelope
         except BaseException as exc:
             if status == "error":

@@ -10,8 +10,14 @@ things hold background reads back:
 - creations announced ahead (a batch's rows not yet sent, :meth:`Gate.expect`) that
   the tokens on hand do not cover: a read goes out only while the limiter holds at
   least one token beyond them, so polling takes only what the submissions leave, and
-  catches up once they are sent. Without a way to count the limiter's tokens (a
-  limiter shared through Redis), announced creations do not hold reads back.
+  catches up once they are sent. Without a way to count the limiter's tokens,
+  announced creations do not hold reads back.
+
+Submissions come first, but never all: background reads keep a :data:`SHARE` of the
+turns (one in ten by default) while creations hold them back, so that a batch that
+saturates its plan still records completions as it sends (before, a 100,000-row batch
+recorded none while it submitted). Turns are counted over the recent past only (the
+counts halve past :data:`_WINDOW`), so a poller idle for long gets no burst.
 """
 
 from __future__ import annotations
@@ -20,7 +26,11 @@ import asyncio
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-__all__ = ["Ahead", "Gate"]
+__all__ = ["SHARE", "Ahead", "Gate"]
+
+SHARE = 0.1
+"""The part of the turns background reads keep while foreground work holds them back."""
+_WINDOW = 200  # turns counted before the counts halve
 
 
 class Gate:
@@ -30,14 +40,23 @@ class Gate:
         spare: The limiter's tokens now (:meth:`Limiter.spare`), to tell whether
             announced creations leave one over; ``None``, or a count of ``None``, when
             the limiter cannot count them.
+        share: The part of the turns background work keeps however much foreground
+            work there is (0: none, foreground always first).
     """
 
-    __slots__ = ("_ahead", "_clear", "_spare", "_waiting")
+    __slots__ = ("_ahead", "_back", "_clear", "_front", "_share", "_spare", "_waiting")
 
-    def __init__(self, spare: Callable[[], float | None] | None = None) -> None:
+    def __init__(
+        self, spare: Callable[[], float | None] | None = None, *, share: float = SHARE
+    ) -> None:
+        if not 0 <= share < 1:
+            raise ValueError(f"share must be at least 0 and below 1, got {share}")
         self._waiting = 0
         self._ahead = 0
         self._spare = spare
+        self._share = share
+        self._front = 0.0  # foreground turns (creations) lately
+        self._back = 0.0  # background turns (reads) lately
         self._clear: asyncio.Event | None = None
 
     @property
@@ -51,13 +70,29 @@ class Gate:
         return self._ahead
 
     def held(self) -> bool:
-        """Whether background work must wait now."""
+        """Whether background work must wait now (never while it has had less than its
+        share of the recent turns)."""
+        if not self._pressed():
+            return False
+        return self._back >= self._share * (self._front + self._back)
+
+    def _pressed(self) -> bool:
+        """Whether foreground work needs the tokens now."""
         if self._waiting:
             return True
         if self._ahead and self._spare is not None:
             spare = self._spare()
             return spare is not None and spare - self._ahead < 1.0
         return False
+
+    def _count(self, foreground: bool) -> None:
+        if foreground:
+            self._front += 1
+        else:
+            self._back += 1
+        if self._front + self._back > _WINDOW:
+            self._front /= 2
+            self._back /= 2
 
     @contextmanager
     def foreground(self) -> Iterator[None]:
@@ -67,6 +102,7 @@ class Gate:
             yield
         finally:
             self._waiting -= 1
+            self._count(foreground=True)
             self._changed()
 
     def expect(self, count: int) -> Ahead:
@@ -92,6 +128,7 @@ class Gate:
             if self._clear is None:
                 self._clear = asyncio.Event()
             await self._clear.wait()
+        self._count(foreground=False)
 
 
 class Ahead:

@@ -20,7 +20,7 @@ from asyncclient.validation import check_enum, check_id, check_offset, check_pag
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-    from asyncclient.batch.rows import BatchOptions, Item
+    from asyncclient.batch.rows import BatchOptions
     from asyncclient.batch.runner import Batch, JobMaker, Submitter
 
 __all__ = ["Templates"]
@@ -125,7 +125,9 @@ class Templates(Resource):
 
         Args:
             template_id: The template.
-            rows: The rows (read at once).
+            rows: The rows: a list, a generator or a file's reader (``csv.DictReader``),
+                read one at a time as they are sent; each row is checked before it is
+                sent (``await batch.check()`` checks them all first).
             title_key: The column holding the title.
             caption: Auto-generated captions on or off.
             language: Two-letter language code.
@@ -142,28 +144,30 @@ class Templates(Resource):
         # the batch machinery loads on first use
         from asyncclient.batch.rows import BatchSettings
         from asyncclient.batch.runner import Batch, batch_id_of
-        from asyncclient.batch.template_rows import rows_to_items
+        from asyncclient.batch.template_rows import TemplateSource
 
         raise_if(check_id("templateId", template_id))
         settings = BatchSettings(**options, journal_key=self._journal_key)
-        rows = [dict(row) for row in rows]
-        fields = {
-            "title_key": title_key,
-            "caption": caption,
-            "language": language,
-            "webhook": webhook if webhook is not None else self._webhook,
-            "metadata": metadata,
-        }
 
-        async def prepare() -> list[Item]:
-            return rows_to_items(await self.get(template_id), rows, **fields)
+        async def fetch() -> TemplateDetail:
+            return await self.get(template_id)
 
+        source = TemplateSource(
+            fetch,
+            rows,
+            title_key=title_key,
+            caption=caption,
+            language=language,
+            webhook=webhook if webhook is not None else self._webhook,
+            metadata=metadata,
+        )
         return Batch(
-            prepare,
+            source,
             submitter=self._submitter,
             jobs=self._jobs,
             batch_id=batch_id_of("template", template_id),
             clock=self._clock,
             settings=settings,
             gate=self._caller.gate,
+            reach=self._caller.reach,
         )

@@ -1,0 +1,93 @@
+"""What a batch needs of the client, and what it knows of a row from its journal.
+
+:class:`Submitter` and :class:`JobMaker` are the two seams a batch submits and awaits
+through (``client.projects`` and ``client.jobs``). :class:`Claims` tells which projects
+a row of the batch owns already (one project satisfies one row, never two). The
+functions read a row's journal record: whether an earlier run was cut off while sending
+it, the job of a row it saw accepted, and whether the row changed since.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterator
+from typing import Protocol
+
+from asyncclient._states import JournalEvent
+from asyncclient.awaiting.jobs import VideoJob
+from asyncclient.batch.digests import DigestSet
+from asyncclient.batch.journal import Journal, RowState
+from asyncclient.batch.rows import Item
+from asyncclient.errors import AmbiguousCreationError, ValidationError
+from asyncclient.http.prepared import PreparedCreation
+from asyncclient.models.videos import CreatedProject
+
+__all__ = ["Claims", "JobMaker", "Submitter", "check_fingerprint", "cut_off", "job_of"]
+
+
+class Submitter(Protocol):
+    """A way to submit one prepared creation, and to find an ambiguous one's project."""
+
+    async def submit(self, prepared: PreparedCreation) -> VideoJob: ...
+
+    async def reconcile(
+        self, error: AmbiguousCreationError, *, claimed: Collection[str] = ()
+    ) -> VideoJob | None: ...
+
+
+class JobMaker(Protocol):
+    """Makes a job for a project a journal knows."""
+
+    def from_created(self, created: CreatedProject) -> VideoJob: ...
+
+
+class Claims:
+    """Projects a row of this batch owns (one project satisfies one row, never two): the
+    journal's, and without a journal this run's, as digests."""
+
+    def __init__(self, journal: Journal | None) -> None:
+        self._journal = journal
+        self._mine = DigestSet()
+
+    def add(self, project_id: str | None) -> None:
+        if project_id and self._journal is None:
+            self._mine.add(project_id)
+
+    def __contains__(self, project_id: object) -> bool:
+        if not isinstance(project_id, str):
+            return False
+        if self._journal is not None and self._journal.owns(project_id):
+            return True
+        return project_id in self._mine
+
+    def __len__(self) -> int:
+        return len(self._mine)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(())
+
+
+def job_of(jobs: JobMaker, state: RowState) -> VideoJob | None:
+    """A job for a row the journal saw accepted, or None (refused or never sent)."""
+    known = state.video_id or state.project_id
+    if state.event is JournalEvent.ACCEPTED and known:
+        created = CreatedProject(project_id=state.project_id, video_id=state.video_id)
+        return jobs.from_created(created)
+    return None
+
+
+def cut_off(item: Item, state: RowState) -> bool:
+    """Whether an earlier run sent the row and ended before recording the answer."""
+    return (
+        state.event is JournalEvent.SUBMIT
+        and item.request is not None
+        and state.sent_at is not None
+    )
+
+
+def check_fingerprint(item: Item, state: RowState) -> None:
+    """Refuse a row that changed since the journal recorded its submission."""
+    sent = (JournalEvent.SUBMIT, JournalEvent.ACCEPTED, JournalEvent.DONE)
+    if state.event in sent and state.fingerprint != item.fingerprint:
+        raise ValidationError(
+            [f"rows[{item.index}]: changed since the journal recorded its submission"]
+        )
