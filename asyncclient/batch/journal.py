@@ -21,24 +21,22 @@ appended as a second ``batch`` line (the file is only ever appended to); from th
 belongs to that key. A journal opened without a key (``key=None``: a batch built without
 a client) is neither checked nor given one.
 
-One run per journal: opening it takes an OS advisory lock (``flock``) on a sidecar file,
-``<journal>.lock``, held by the open file until :meth:`Journal.close`, so it is released
-when the process ends in any way (even ``kill -9``). The lock file says who holds it
-(``{"pid":..,"host":..,"since":..}``); a second run is refused at once
-(:class:`~asyncclient.errors.JournalLockedError`, naming the holder). The lock file is
-removed on close; a dead holder's is taken over. (Not on Windows, where there is no lock.)
+One run per journal: opening it takes an OS advisory lock on ``<journal>.lock``, naming
+its holder (:mod:`~asyncclient.batch.journal_lock`); a second run is refused at once
+(:class:`~asyncclient.errors.JournalLockedError`).
 
 Durability: every record is one whole line, written by a single ``write`` to a file
 opened for appending, so a crash leaves it whole or absent. The records that matter for
 money (``submit`` before the request leaves, ``accepted`` and ``rejected`` after its
-answer) are fsynced before the next step, so not even a power cut loses them; ``done``
-lines are flushed to the operating system only (a lost one means the video is read
-again). A write that fails or is short (a full disk, a file size limit: ``EFBIG``, if
-``SIGXFSZ`` is ignored as the command line does), or an fsync that fails, raises
+answer) are fsynced before the next step, so not even a power cut loses them (a running
+batch's share one fsync among the rows that wrote meanwhile: :meth:`Journal.arecord`);
+``done`` lines are flushed to the operating system only. A write that fails or is short
+(a full disk, a file size limit: ``EFBIG``, if ``SIGXFSZ`` is ignored as the command
+line does), or an fsync that fails, raises
 :class:`~asyncclient.errors.JournalWriteError` after cutting the file back to its last
-whole line; the journal then refuses every later record, so a row whose ``submit``
-could not be recorded is never sent. On open, a torn or unreadable tail (the last lines,
-cut by a crash) is cut off the file before anything is appended, and said in
+whole line; the journal then refuses every later record, so a row whose ``submit`` could
+not be recorded is never sent. On open, a torn or unreadable tail (the last lines, cut
+by a crash) is cut off the file before anything is appended, and said in
 :attr:`Journal.skipped` and the log; an unreadable line *before* readable ones means the
 file was damaged otherwise, and the journal is refused rather than trusted.
 
@@ -59,19 +57,16 @@ checkpoint of those arrays, the open rows and the header's facts, as of a length
 journal it names (with digests of the journal's first and last 4 KiB up to there). It is
 written while the lock is held, whole or not at all (a temporary file, synced, renamed
 over the old one): when a journal that needed reading is opened, every
-:data:`CHECKPOINT_EVERY` records (or every so many records as rows are kept whole, when
-there are more: writing them is the index's dearest part), and on close (not after a
-record was lost). Opening
-reads the index and replays only the lines after the length it covers; an index that is
-missing, damaged, of another batch or of other bytes (the journal cut behind it, or
-replaced) is not used (said in the log) and the whole file is replayed. The journal stays
-the truth: the index only saves reading it; deleting it is always safe.
-"""
+:data:`CHECKPOINT_EVERY` records (or as many as rows kept whole, when more), and on
+close (not after a record was lost). Opening reads the index and replays only the lines
+after the length it covers; an index that is missing, damaged, of another batch or of
+other bytes (the journal cut behind it, or replaced) is not used (said in the log) and
+the whole file is replayed. The journal stays the truth: the index only saves reading
+it; deleting it is always safe."""
 
 from __future__ import annotations
 
 import errno
-import hashlib
 import json
 import logging
 import os
@@ -82,7 +77,7 @@ from typing import IO, Any
 
 from attrs import Factory, define, field
 
-from asyncclient._clock import SYSTEM_CLOCK
+from asyncclient._clock import SYSTEM_CLOCK, pause
 from asyncclient._states import JOURNAL, JournalEvent
 from asyncclient.batch.journal_index import (
     Facts,
@@ -94,7 +89,7 @@ from asyncclient.batch.journal_index import (
     replay_lines,
     write_index,
 )
-from asyncclient.batch.journal_lock import JournalLock
+from asyncclient.batch.journal_lock import JournalLock, key_id, sync_directory, write_error
 from asyncclient.batch.journal_table import (
     EVENTS,
     MAX_ROWS,
@@ -104,7 +99,7 @@ from asyncclient.batch.journal_table import (
     digest_of,
     whole_line,
 )
-from asyncclient.errors import JournalKeyError, JournalWriteError
+from asyncclient.errors import JournalKeyError
 
 __all__ = ["CHECKPOINT_EVERY", "Journal", "RowState", "key_id"]
 
@@ -115,14 +110,6 @@ CHECKPOINT_EVERY = 50_000
 """Records between two writes of the index while a run goes on."""
 _SYNCED = frozenset({JournalEvent.SUBMIT, JournalEvent.ACCEPTED, JournalEvent.REJECTED})
 _FINISHED = frozenset({JournalEvent.REJECTED, JournalEvent.DONE})
-_KEY_CONTEXT = b"asyncclient batch journal key v1\x00"
-
-
-def key_id(api_key: str) -> str:
-    """What a journal records of the API key it belongs to: 16 hex digits of a SHA-256
-    of a fixed context and the key (it tells nothing of the key)."""
-    digest = hashlib.sha256(_KEY_CONTEXT + api_key.encode("utf-8", "surrogatepass"))
-    return digest.hexdigest()[:16]
 
 
 @define
@@ -156,6 +143,7 @@ class Journal:
     _file: IO[bytes] | None = field(default=None, init=False, repr=False)
     _lock: JournalLock | None = field(default=None, init=False, repr=False)
     _size: int = field(default=0, init=False, repr=False)  # bytes up to the last whole line
+    _synced: int = field(default=0, init=False, repr=False)  # bytes known durable
     _broken: str | None = field(default=None, init=False, repr=False)
     _table: RowTable = field(
         default=Factory(
@@ -244,9 +232,9 @@ class Journal:
                 path=str(self.path),
             )
         self._file = self.path.open("ab", buffering=0)
-        self._size = os.fstat(self._file.fileno()).st_size
+        self._size = self._synced = os.fstat(self._file.fileno()).st_size
         if new:
-            _sync_directory(self.path.parent)
+            sync_directory(self.path.parent)
             self._reader = open_reader(self.path)
         if not self._headed or (self.key and self.recorded_key is None):
             header: dict[str, Any] = {"ev": "batch", "batch": self.batch_id, "version": VERSION}
@@ -328,7 +316,7 @@ class Journal:
         assert self._file is not None, "the journal is closed"
         event, row = str(record.get("ev")), record.get("i")
         if self._broken is not None:
-            raise self._error(event, row, f"an earlier record was lost ({self._broken})")
+            raise write_error(self.path, event, row, f"an earlier record was lost ({self._broken})")
         data = (json.dumps(record, separators=(",", ":"), ensure_ascii=False) + "\n").encode()
         try:
             written = self._file.write(data)  # one write of a whole line: whole or absent
@@ -337,27 +325,14 @@ class Journal:
             if sync:
                 os.fsync(self._file.fileno())
         except OSError as exc:
+            self._size = self._synced if sync else self._size
             self._broken = exc.strerror or str(exc)
             self._cut_back()
-            raise self._error(event, row, self._broken) from exc
+            raise write_error(self.path, event, row, self._broken) from exc
         self._size += len(data)
         self._lines += 1
-
-    def _error(self, event: str, row: Any, reason: str) -> JournalWriteError:
-        what = {
-            "batch": "its header",
-            JournalEvent.SUBMIT: f"row {row}'s submission (the row was not sent)",
-            JournalEvent.ACCEPTED: f"row {row}'s acceptance by the service",
-            JournalEvent.REJECTED: f"row {row}'s refusal by the service",
-            JournalEvent.DONE: f"row {row}'s end",
-        }.get(event, f"a {event} record")
-        return JournalWriteError(
-            f"{self.path}: could not record {what}: {reason}; the journal stops here, at "
-            "its last whole line",
-            path=str(self.path),
-            event=event,
-            row=row if isinstance(row, int) else None,
-        )
+        if sync:
+            self._synced = self._size
 
     def _cut_back(self) -> None:
         """Cut a line written in part (or written and not synced) off the file."""
@@ -378,6 +353,17 @@ class Journal:
                 events of money): the file ends at its last whole line as before, and
                 every later record is refused too.
         """
+        return self._record(event, index, fingerprint, data, sync=event in _SYNCED)
+
+    def _record(
+        self,
+        event: JournalEvent,
+        index: int,
+        fingerprint: str,
+        data: dict[str, Any],
+        *,
+        sync: bool,
+    ) -> RowState:
         if type(index) is not int or not 0 <= index < MAX_ROWS:
             raise ValueError(f"journal: {index!r} is not a row number")
         JOURNAL.check(self._table.event_of(index), event)
@@ -389,13 +375,51 @@ class Journal:
         if event in _FINISHED:
             record = whole_line(record, state)  # the line alone tells the row
         start = self._size
-        self._write(record, sync=event in _SYNCED)
+        self._write(record, sync=sync)
         self._table.replay([record], (start,), 0)
         self._table.flush()
         self._since += 1
         if self._since >= self.checkpoint_every and self._since >= self._table.whole_rows():
             self._checkpoint()
         return self._table.open.get(index, state)
+
+    async def arecord(
+        self, event: JournalEvent, index: int, fingerprint: str, **data: Any
+    ) -> RowState:
+        """:meth:`record`, for a running batch: the events of money are made durable by
+        one fsync shared with the lines other rows wrote meanwhile (group commit).
+
+        Raises:
+            ValueError: As :meth:`record`.
+            JournalWriteError: As :meth:`record`; the file is cut back to its last
+                durable line.
+        """
+        state = self._record(event, index, fingerprint, data, sync=False)
+        if event in _SYNCED:
+            await self._durable(self._size, str(event.value), index)
+        return state
+
+    async def _durable(self, end: int, event: str, row: int) -> None:
+        """Return once the file is durable up to ``end`` bytes. The loop's other tasks run
+        first (other rows write their lines), then one fsync covers them all."""
+        if self._synced < end:
+            await pause()
+        if self._synced < end and self._broken is None:
+            self._sync_now()
+        if self._synced < end:
+            raise write_error(self.path, event, row, f"an earlier record was lost ({self._broken})")
+
+    def _sync_now(self) -> None:
+        assert self._file is not None, "the journal is closed"
+        target = self._size
+        try:
+            os.fsync(self._file.fileno())
+        except OSError as exc:
+            self._broken = exc.strerror or str(exc)
+            self._size = self._synced  # lines past the last durable one are not kept
+            self._cut_back()
+            return
+        self._synced = max(self._synced, target)
 
     def _checkpoint(self) -> None:
         """Write the index of the journal as it is now; one that fails is said in the
@@ -423,17 +447,3 @@ class Journal:
         if self._lock is not None:
             self._lock.release()
             self._lock = None
-
-
-def _sync_directory(folder: Path) -> None:
-    """Make a new file's name durable too (POSIX; elsewhere a no-op)."""
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)

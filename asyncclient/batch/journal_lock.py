@@ -6,13 +6,15 @@ or the end of the process, whatever ends it (``kill -9`` too). The holder writes
 pid, host and start into the file; a run refused reads them for its message. Release
 removes the file before closing it; a run that locked a file its holder removed
 meanwhile sees that the path names another file now, and locks that one instead. On
-Windows there is no lock.
+Windows there is no lock. Also here: the key id a journal records (:func:`key_id`), the
+error of a record that could not be written, and making a new file's name durable.
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import json
 import os
 import socket
@@ -24,12 +26,15 @@ from typing import Any
 
 from attrs import define
 
-from asyncclient.errors import JournalLockedError
+from asyncclient._states import JournalEvent
+from asyncclient.errors import JournalLockedError, JournalWriteError
 
 if sys.platform != "win32":
     import fcntl
 
-__all__ = ["JournalLock"]
+__all__ = ["JournalLock", "key_id", "sync_directory", "write_error"]
+
+_KEY_CONTEXT = b"asyncclient batch journal key v1\x00"
 
 
 @define
@@ -115,3 +120,42 @@ def _same_file(fd: int, path: Path) -> bool:
         return False
     mine = os.fstat(fd)
     return (there.st_dev, there.st_ino) == (mine.st_dev, mine.st_ino)
+
+
+def write_error(path: Path, event: str, row: Any, reason: str) -> JournalWriteError:
+    """The error of a record the journal at ``path`` could not write."""
+    what = {
+        "batch": "its header",
+        JournalEvent.SUBMIT: f"row {row}'s submission (the row was not sent)",
+        JournalEvent.ACCEPTED: f"row {row}'s acceptance by the service",
+        JournalEvent.REJECTED: f"row {row}'s refusal by the service",
+        JournalEvent.DONE: f"row {row}'s end",
+    }.get(event, f"a {event} record")
+    return JournalWriteError(
+        f"{path}: could not record {what}: {reason}; the journal stops here, at "
+        "its last whole line",
+        path=str(path),
+        event=event,
+        row=row if isinstance(row, int) else None,
+    )
+
+
+def sync_directory(folder: Path) -> None:
+    """Make a new file's name durable too (POSIX; elsewhere a no-op)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def key_id(api_key: str) -> str:
+    """What a journal records of the API key it belongs to: 16 hex digits of a SHA-256
+    of a fixed context and the key (it tells nothing of the key)."""
+    digest = hashlib.sha256(_KEY_CONTEXT + api_key.encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()[:16]

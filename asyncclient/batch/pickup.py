@@ -9,19 +9,29 @@ it, the job of a row it saw accepted, and whether the row changed since.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import Collection, Iterator
-from typing import Protocol
+from typing import Any, Protocol
 
 from asyncclient._states import JournalEvent
 from asyncclient.awaiting.jobs import VideoJob
 from asyncclient.batch.digests import DigestSet
 from asyncclient.batch.journal import Journal, RowState
 from asyncclient.batch.rows import Item
-from asyncclient.errors import AmbiguousCreationError, ValidationError
+from asyncclient.errors import AmbiguousCreationError, JournalWriteError, ValidationError
 from asyncclient.http.prepared import PreparedCreation
 from asyncclient.models.videos import CreatedProject
 
-__all__ = ["Claims", "JobMaker", "Submitter", "check_fingerprint", "cut_off", "job_of"]
+__all__ = [
+    "Claims",
+    "JobMaker",
+    "Notes",
+    "Submitter",
+    "check_fingerprint",
+    "cut_off",
+    "job_of",
+]
 
 
 class Submitter(Protocol):
@@ -91,3 +101,43 @@ def check_fingerprint(item: Item, state: RowState) -> None:
         raise ValidationError(
             [f"rows[{item.index}]: changed since the journal recorded its submission"]
         )
+
+
+class Notes:
+    """The batch's journal as a run writes it (nothing is written without a journal).
+
+    Args:
+        journal: The batch's journal, or None.
+    """
+
+    def __init__(self, journal: Journal | None) -> None:
+        self._journal = journal
+
+    async def submit(self, item: Item) -> None:
+        """Record that the row is about to be sent, durable before it is. Stopped
+        (cancelled) while the line was being made durable, the request never left: the
+        journal says so, so that the next run sends the row without first waiting out a
+        settle window."""
+        try:
+            await self.money(JournalEvent.SUBMIT, item, name=getattr(item.request, "name", None))
+        except asyncio.CancelledError:
+            journal = self._journal
+            if journal is not None and journal.event_of(item.index) is JournalEvent.SUBMIT:
+                with contextlib.suppress(JournalWriteError):  # then the next run asks first
+                    journal.record(
+                        JournalEvent.REJECTED,
+                        item.index,
+                        item.fingerprint,
+                        error="not sent: the batch stopped before the request left",
+                    )
+            raise
+
+    async def money(self, event: JournalEvent, item: Item, **data: Any) -> None:
+        """Record an event of money, durable before the batch goes on (group commit)."""
+        if self._journal is not None:
+            await self._journal.arecord(event, item.index, item.fingerprint, **data)
+
+    def record(self, event: JournalEvent, item: Item, **data: Any) -> None:
+        """Record an event (a ``done``: flushed, not synced)."""
+        if self._journal is not None:
+            self._journal.record(event, item.index, item.fingerprint, **data)

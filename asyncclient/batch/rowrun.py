@@ -30,6 +30,7 @@ from asyncclient.batch.ledger import Ledger
 from asyncclient.batch.pickup import (
     Claims,
     JobMaker,
+    Notes,
     Submitter,
     check_fingerprint,
     cut_off,
@@ -102,6 +103,7 @@ class RowRunner:
         self._journal: Journal | None = None
         self._last_start = -1e9
         self._claimed = Claims(None)
+        self._notes = Notes(None)
         self._open: dict[int, VideoJob] = {}  # rows being awaited, by row
         self._titles: dict[int, str | None] = {}  # titles of the rows read and not finished
         self._count = 0  # rows read
@@ -127,6 +129,7 @@ class RowRunner:
                 key=self.settings.journal_key,  # a journal of another key is refused
             )
             ledger.read_journal(self._journal.counts())
+        self._notes = Notes(self._journal)
         self._claimed = Claims(self._journal)
         ledger.set_total(source.total)
         ledger.to(_P.SUBMITTING)
@@ -290,7 +293,9 @@ class RowRunner:
         if job is None:
             return
         self._claimed.add(job.project_id)
-        self._record(JournalEvent.ACCEPTED, item, project=job.project_id, video=job.video_id)
+        await self._notes.money(
+            JournalEvent.ACCEPTED, item, project=job.project_id, video=job.video_id
+        )
         self._ledger.move(item.index, _R.SUBMITTED)
         self._ledger.report_progress()
         await self._budget.learn(job)
@@ -317,7 +322,7 @@ class RowRunner:
                     await self._sem.acquire()
                     held = True
                     await self._space()
-                self._record(JournalEvent.SUBMIT, item, name=getattr(item.request, "name", None))
+                await self._notes.submit(item)
                 self._ledger.mark_sent(item.index)
                 try:
                     return await self._submitter.submit(item.prepared)
@@ -325,8 +330,8 @@ class RowRunner:
                     if exc.request_sent:
                         raise
                     # Not a byte left: nothing was made. Recorded as such, then tried again.
-                    self._record(JournalEvent.REJECTED, item, error=f"not sent: {exc}")
                     self._ledger.unmark_sent(item.index)
+                    await self._notes.money(JournalEvent.REJECTED, item, error=f"not sent: {exc}")
                     self._sem.release()
                     held = False
                     await self._clock.sleep(_RESEND_AFTER[min(unsent, len(_RESEND_AFTER) - 1)])
@@ -354,7 +359,7 @@ class RowRunner:
             if held:
                 self._sem.release()
         self._budget.refund()
-        self._record(JournalEvent.REJECTED, item, error=error, api=True)
+        await self._notes.money(JournalEvent.REJECTED, item, error=error, api=True)
         self._finish(item, _R.REJECTED, error=error)
         return None
 
@@ -381,7 +386,9 @@ class RowRunner:
         )
         job = await self._settle(error)
         if isinstance(job, VideoJob):
-            self._record(JournalEvent.ACCEPTED, item, project=job.project_id, video=job.video_id)
+            await self._notes.money(
+                JournalEvent.ACCEPTED, item, project=job.project_id, video=job.video_id
+            )
         return job
 
     async def _await(self, item: Item, job: VideoJob) -> None:
@@ -408,10 +415,6 @@ class RowRunner:
 
     # -- bookkeeping ---------------------------------------------------------------------
 
-    def _record(self, event: JournalEvent, item: Item, **data: Any) -> None:
-        if self._journal is not None:
-            self._journal.record(event, item.index, item.fingerprint, **data)
-
     def _finish(
         self,
         item: Item,
@@ -434,7 +437,7 @@ class RowRunner:
             title=self._titles.pop(item.index, None),
         )
         if status in (_R.COMPLETED, _R.FAILED):
-            self._record(
+            self._notes.record(
                 JournalEvent.DONE,
                 item,
                 status=status.value,
