@@ -9,8 +9,9 @@ from typing import Any
 
 from aiohttp import web
 
-from asyncclient.emulator._clock import ServiceClock, iso
+from asyncclient.emulator._clock import ServiceClock
 from asyncclient.emulator._faults import Faults
+from asyncclient.emulator._requestlog import RequestLog, RequestRecord
 from asyncclient.emulator._seed import Catalog
 from asyncclient.emulator._state import Key, Store, Video
 from asyncclient.emulator._views import URL_VALIDITY, download_url
@@ -22,6 +23,7 @@ __all__ = [
     "PROJECT",
     "Context",
     "Counters",
+    "RequestLog",
     "RequestRecord",
     "error",
     "ok",
@@ -29,42 +31,6 @@ __all__ = [
 ]
 
 JSON = dict[str, Any]
-
-
-@dataclass(frozen=True)
-class RequestRecord:
-    """One request to the service API (never the raw key).
-
-    ``fault`` is the kind of the fault applied to it; for creation requests ``name`` is the
-    body's ``title`` (templates) or ``name``, and ``project`` the id of the project the
-    request created (also when a fault then spoiled or lost the reply).
-    """
-
-    time: float
-    team: str | None
-    key: str | None
-    method: str
-    path: str
-    route: str
-    status: int
-    fault: str | None = None
-    name: str | None = None
-    project: str | None = None
-
-    def to_json(self) -> JSON:
-        """Return the record as JSON."""
-        return {
-            "time": iso(self.time),
-            "team": self.team,
-            "key": self.key,
-            "method": self.method,
-            "path": self.path,
-            "route": self.route,
-            "status": self.status,
-            "fault": self.fault,
-            "name": self.name,
-            "project": self.project,
-        }
 
 
 @dataclass
@@ -115,7 +81,8 @@ class Context:
         self.webhook_form = webhook_form
         self.keywords_seconds = keywords_seconds
         self.base_url = ""
-        self.requests: list[RequestRecord] = []
+        self.requests = RequestLog(store.table)
+        """Every request to the service API, oldest first."""
         self.counters = Counters()
         self.dispatcher = Dispatcher(store, self.clock, self._payload, ssl_context=webhook_ssl)
 

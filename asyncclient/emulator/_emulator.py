@@ -10,11 +10,11 @@ from aiohttp import web
 
 from asyncclient.emulator._app import build_app
 from asyncclient.emulator._clock import ServiceClock
-from asyncclient.emulator._context import Context, Counters, RequestRecord
+from asyncclient.emulator._context import Context, Counters, RequestLog
 from asyncclient.emulator._faults import Faults
 from asyncclient.emulator._seed import Catalog, build_catalog
 from asyncclient.emulator._state import DEFAULT_PROCESSING, Key, Store
-from asyncclient.emulator._webhooks import Attempt
+from asyncclient.emulator._webhooks import AttemptLog
 
 __all__ = ["Emulator"]
 
@@ -154,8 +154,8 @@ class Emulator:
         return self._ctx.faults
 
     @property
-    def requests(self) -> list[RequestRecord]:
-        """Every request to the service API, oldest first."""
+    def requests(self) -> RequestLog:
+        """Every request to the service API, oldest first (a sequence of ``RequestRecord``)."""
         return self._ctx.requests
 
     @property
@@ -165,8 +165,8 @@ class Emulator:
         return self._ctx.counters
 
     @property
-    def webhook_attempts(self) -> list[Attempt]:
-        """Every webhook delivery attempt, oldest first."""
+    def webhook_attempts(self) -> AttemptLog:
+        """Every webhook delivery attempt, oldest first (a sequence of ``Attempt``)."""
         return self._ctx.dispatcher.attempts
 
     @property

@@ -10,8 +10,9 @@ from typing import Any
 from aiohttp import web
 
 from asyncclient.emulator._context import CTX, PROJECT, Context, error, ok, read_json
+from asyncclient.emulator._records import Project, Video
 from asyncclient.emulator._rules import RULES, check_template_generation
-from asyncclient.emulator._state import Project, Team
+from asyncclient.emulator._state import Team
 from asyncclient.emulator._validate import Checker
 from asyncclient.emulator._views import (
     SAMPLE_MP4,
@@ -38,7 +39,6 @@ PROJECT_TYPES = {
     "add-captions": "add_captions",
 }
 _PLACEHOLDER = re.compile(r"\{\{([^{}]+)\}\}")
-_LIST_STATUS = {"STARTED": "processing", "COMPLETED": "completed", "FAILED": "failed"}
 
 
 def page_params(
@@ -88,9 +88,19 @@ def _auto_name(fmt: str, body: JSON) -> str:
     return text[:100] or f"{PROJECT_TYPES[fmt]} video"
 
 
-def _start(ctx: Context, team: Team, ptype: str, body: JSON, name: str, form: str) -> Project:
+def _start(
+    ctx: Context,
+    team: Team,
+    ptype: str,
+    body: JSON,
+    name: str,
+    form: str,
+    error: str | None = None,
+) -> Project:
     cost = cost_of(ctx, ptype, body)
-    project = ctx.store.create_project(team, ptype, body, name=name, cost=cost, form=form)
+    project = ctx.store.create_project(
+        team, ptype, body, name=name, cost=cost, form=form, error=error
+    )
     ctx.counters.projects[team.id] += 1
     ctx.counters.credits_spent[team.id] += cost
     ctx.dispatcher.watch(project.videos[0])
@@ -155,11 +165,10 @@ async def create_from_template(request: web.Request) -> web.Response:
     team = ctx.key_of(request).team
     if team.credits < cost_of(ctx, "class", body):
         return error(402, "not enough credits")
-    project = _start(ctx, team, "class", body, str(body["title"]), ctx.form_for("B"))
-    request[PROJECT] = project.id
+    # spec 4.9 rule 2: accepted, then generation fails
     problem = missing_variables(body["scenes"])
-    if problem is not None:  # spec 4.9 rule 2: accepted, then generation fails
-        project.videos[0].error = problem
+    project = _start(ctx, team, "class", body, str(body["title"]), ctx.form_for("B"), problem)
+    request[PROJECT] = project.id
     return ok(
         {
             "success": True,
@@ -184,22 +193,11 @@ def _video_page(ctx: Context, team_id: str, query: Any) -> JSON | str:
     if problems:
         return "; ".join(problems)
     now = ctx.clock.now()
-    mine = ctx.store.by_team.get(team_id, [])
-    if ptype == "all" and status is None:  # unfiltered: a slice from the newest end
-        total = len(mine)
-        end = max(0, total - offset)
-        shown = mine[max(0, end - limit) : end][::-1]
-    else:
-        projects = [
-            p
-            for p in reversed(mine)
-            if (ptype == "all" or p.type == ptype)
-            and (status is None or any(_LIST_STATUS[v.status(now)] == status for v in p.videos))
-        ]
-        total = len(projects)
-        shown = projects[offset : offset + limit]
+    # spec 4.10: newest first; limit and offset count projects (each has one video)
+    total, rows = ctx.store.listing.page(team_id, ptype, status, offset, limit, now)
+    table = ctx.store.table
     videos = [
-        video_view(v, now, ctx.base_url, ctx.secret, detail=False) for p in shown for v in p.videos
+        video_view(Video(table, row), now, ctx.base_url, ctx.secret, detail=False) for row in rows
     ]
     return {"videos": videos, "total": total, "limit": limit, "offset": offset}
 

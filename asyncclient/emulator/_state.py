@@ -1,18 +1,28 @@
 """In-memory records of the emulator: teams, keys, projects, videos, posts, searches.
 
 Video status is computed lazily from the service clock on every read (no task per
-video), so many thousands of pending videos cost nothing while they wait.
+video), so many thousands of pending videos cost nothing while they wait. Videos and
+projects are rows of one :class:`VideoTable` (see ``_records``), indexed for the video
+list by :class:`Listing`; ``Store.videos`` and ``Store.projects`` map ids to views of them.
 """
 
 from __future__ import annotations
 
-import math
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from asyncclient.emulator._clock import ServiceClock
+from asyncclient.emulator._listing import Listing
 from asyncclient.emulator._ratelimit import PLANS, Bucket
+from asyncclient.emulator._records import (
+    Project,
+    ProjectMap,
+    Video,
+    VideoMap,
+    VideoTable,
+    profile_of,
+)
 
 __all__ = [
     "DEFAULT_COSTS",
@@ -83,54 +93,6 @@ class Key:
 
 
 @dataclass
-class Video:
-    """A video record; its status follows from ``done_at`` and ``error``."""
-
-    id: str
-    project_id: str
-    team_id: str
-    type: str
-    name: str
-    created_at: float
-    done_at: float
-    error: str | None
-    duration_s: int
-    body: JSON
-    used_credits: int
-    webhook: str | None
-    metadata: JSON
-    form: str
-    notified: bool = False
-
-    def status(self, now: float) -> str:
-        """Return ``STARTED``, ``COMPLETED`` or ``FAILED`` at service time ``now``."""
-        if now < self.done_at:
-            return "STARTED"
-        return "FAILED" if self.error is not None else "COMPLETED"
-
-    def progress(self, now: float) -> int:
-        """Return the integer progress 0..100, linear over the processing time."""
-        if self.status(now) == "COMPLETED":
-            return 100
-        span = self.done_at - self.created_at
-        if span <= 0:
-            return 0
-        t = min(now, self.done_at)
-        return max(0, min(99, int(100 * (t - self.created_at) / span)))
-
-
-@dataclass
-class Project:
-    """A project: one or more videos of one team."""
-
-    id: str
-    team_id: str
-    type: str
-    created_at: float
-    videos: list[Video] = field(default_factory=list)
-
-
-@dataclass
 class Post:
     """A scheduled post; pending until ``scheduled_at``, then published or failed."""
 
@@ -185,10 +147,14 @@ class Store:
         self.failure_rate = failure_rate or {}
         self.teams: dict[str, Team] = {}
         self.keys: dict[str, Key] = {}
-        self.projects: dict[str, Project] = {}
-        self.by_team: dict[str, list[Project]] = {}
-        """Each team's projects, oldest first (the video list reads it from the end)."""
-        self.videos: dict[str, Video] = {}
+        self.table = VideoTable()
+        """Every video and its project, one row each, oldest first."""
+        self.listing = Listing(self.table)
+        """The video list's indexes (spec 4.10)."""
+        self.projects: ProjectMap = ProjectMap(self.table)
+        """Project id -> project (read-only)."""
+        self.videos: VideoMap = VideoMap(self.table)
+        """Video id -> video (read-only)."""
         self.posts: dict[str, Post] = {}
         self.searches: dict[str, Search] = {}
         self.analyzed: dict[tuple[str, str, str], JSON] = {}
@@ -196,8 +162,13 @@ class Store:
 
     def new_id(self, prefix: str) -> str:
         """Return a new deterministic id such as ``vid_0001a3f4c2d1``."""
+        counter, rand = self._new_number()
+        return f"{prefix}_{counter:04d}{rand:08x}"
+
+    def _new_number(self) -> tuple[int, int]:
+        """The counter and random part of a new id (see :meth:`new_id`)."""
         self._counter += 1
-        return f"{prefix}_{self._counter:04d}{self.rng.getrandbits(32):08x}"
+        return self._counter, self.rng.getrandbits(32)
 
     def add_team(
         self,
@@ -243,39 +214,39 @@ class Store:
         return max(0.0, base * self.rng.uniform(1 - self.jitter, 1 + self.jitter))
 
     def create_project(
-        self, team: Team, ptype: str, body: JSON, *, name: str, cost: int, form: str
+        self,
+        team: Team,
+        ptype: str,
+        body: JSON,
+        *,
+        name: str,
+        cost: int,
+        form: str,
+        error: str | None = None,
     ) -> Project:
-        """Charge ``cost`` credits and create a project with one started video."""
+        """Charge ``cost`` credits and create a project with one started video.
+
+        ``error`` makes the video fail when its processing ends (spec 4.9 rule 2).
+        """
         now = self.clock.now()
         team.credits -= cost
-        project = Project(id=self.new_id("proj"), team_id=team.id, type=ptype, created_at=now)
+        project_ids = self._new_number()
         done = now if ptype == "hook_demo" else now + self.processing_time(ptype)
-        error = None
         rate = self.failure_rate.get(ptype, self.failure_rate.get("*", 0.0))
-        if rate and self.rng.random() < rate:
+        if rate and self.rng.random() < rate and error is None:
             error = "generation failed (simulated)"
-        script = str(body.get("script") or body.get("text") or "")
-        video = Video(
-            id=self.new_id("vid"),
-            project_id=project.id,
-            team_id=team.id,
-            type=ptype,
-            name=name,
-            created_at=now,
-            done_at=done,
-            error=error,
-            duration_s=max(5, min(180, math.ceil(len(script) / 15))),
-            body=body,
-            used_credits=cost,
-            webhook=body.get("webhook") if isinstance(body.get("webhook"), str) else None,
-            metadata=dict(body.get("metadata") or {}),
-            form=form,
+        row = self.table.add(
+            (*project_ids, *self._new_number()),
+            now,
+            done,
+            name,
+            profile_of(ptype, body, cost=cost, form=form),
+            team.id,
+            error,
         )
-        project.videos.append(video)
-        self.projects[project.id] = project
-        self.by_team.setdefault(project.team_id, []).append(project)
-        self.videos[video.id] = video
-        return project
+        self.listing.add(row)
+        self.listing.settle(now)  # keeps the heap of processing rows to those processing
+        return Project(self.table, row)
 
     def fail_video(self, video_id: str, message: str) -> Video:
         """Make a started video fail now; raise KeyError or ValueError if impossible."""
@@ -283,6 +254,7 @@ class Store:
         now = self.clock.now()
         if video.status(now) != "STARTED":
             raise ValueError(f"video {video_id} is already {video.status(now)}")
-        video.done_at = now
-        video.error = message
+        self.table.done[video.row] = now
+        self.table.errors[video.row] = message
+        self.listing.reschedule(video.row)
         return video

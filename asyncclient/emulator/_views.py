@@ -56,15 +56,16 @@ def video_view(video: Video, now: float, base: str, secret: bytes, *, detail: bo
     """Return the detail or list view of a video (spec 2.3)."""
     status = video.status(now)
     done = status == "COMPLETED"
-    caption = video.body.get("caption")
-    caption = caption if isinstance(caption, dict) else {}
-    frames = video.duration_s * 25 if done else 0
+    profile = video.profile
+    video_id = video.id
+    frames = profile.duration_s * 25 if done else 0
+    done_at = video.done_at
     out: JSON = {
-        "id": video.id,
+        "id": video_id,
         "name": video.name,
-        "type": video.type,
+        "type": profile.type,
         "status": status,
-        "thumbnail": f"{base}/_files/{video.id}.jpg" if done else None,
+        "thumbnail": f"{base}/_files/{video_id}.jpg" if done else None,
         "progress": video.progress(now),
         "message": {
             "STARTED": "Video is being generated",
@@ -76,24 +77,24 @@ def video_view(video: Video, now: float, base: str, secret: bytes, *, detail: bo
         "size": SAMPLE_SIZE if done else 0,
         "projectId": video.project_id,
         "teamId": video.team_id,
-        "avatarId": video.body.get("avatarId"),
-        "voiceId": video.body.get("voiceId"),
-        "musicId": video.body.get("musicId"),
+        "avatarId": profile.avatar_id,
+        "voiceId": profile.voice_id,
+        "musicId": profile.music_id,
         "videoSettings": {
-            "aspectRatio": video.body.get("aspectRatio") or "ratio_9_16",
+            "aspectRatio": profile.aspect_ratio,
             "caption": {
-                "disabled": bool(caption.get("disabled", False)),
-                "preset": caption.get("preset") or "classic",
+                "disabled": profile.caption_disabled,
+                "preset": profile.caption_preset,
             },
         },
-        "script": str(video.body.get("script") or video.body.get("text") or ""),
-        "usedCredits": video.used_credits,
-        "webhook": video.webhook,
+        "script": profile.script,
+        "usedCredits": profile.used_credits,
+        "webhook": profile.webhook,
         "createdAt": iso(video.created_at),
-        "updatedAt": iso(min(now, video.done_at)),
+        "updatedAt": iso(min(now, done_at)),
     }
     if done:
-        out["url"] = download_url(base, secret, video.id, now)
+        out["url"] = download_url(base, secret, video_id, now)
     if not detail:
         for key in _LIST_ONLY_OMITS:
             out.pop(key, None)

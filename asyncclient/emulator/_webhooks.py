@@ -12,10 +12,12 @@ from typing import Any
 
 import aiohttp
 
+from asyncclient.emulator._attempts import Attempt, AttemptLog
 from asyncclient.emulator._clock import ServiceClock, iso
-from asyncclient.emulator._state import Store, Video
+from asyncclient.emulator._records import Video
+from asyncclient.emulator._state import Store
 
-__all__ = ["RETRY_DELAYS", "Attempt", "Dispatcher"]
+__all__ = ["RETRY_DELAYS", "Attempt", "AttemptLog", "Dispatcher"]
 
 JSON = dict[str, Any]
 RETRY_DELAYS = (60.0, 300.0, 900.0)  # spec 6: service seconds after the previous attempt
@@ -23,38 +25,14 @@ RETRY_DELAYS = (60.0, 300.0, 900.0)  # spec 6: service seconds after the previou
 _RESOLUTION = {"ratio_9_16": "1080x1920", "ratio_16_9": "1920x1080", "ratio_1_1": "1080x1080"}
 
 
-@dataclass(frozen=True)
-class Attempt:
-    """One delivery attempt: ``status`` is None when the connection failed."""
-
-    time: float
-    video_id: str
-    url: str
-    attempt: int
-    status: int | None
-    error: str | None
-    payload: JSON = field(repr=False)
-
-    def to_json(self) -> JSON:
-        """Return the attempt as JSON."""
-        return {
-            "time": iso(self.time),
-            "videoId": self.video_id,
-            "url": self.url,
-            "attempt": self.attempt,
-            "status": self.status,
-            "error": self.error,
-            "payload": self.payload,
-        }
-
-
-@dataclass(order=True)
+@dataclass(order=True, slots=True)
 class _Job:
     due: float
     seq: int
-    video_id: str = field(compare=False)
+    row: int = field(compare=False)
     attempt: int = field(compare=False, default=1)
-    payload: JSON | None = field(compare=False, default=None)
+    made: float | None = field(compare=False, default=None)
+    """When its payload was made (by the first attempt); its retries send the same."""
 
 
 class Dispatcher:
@@ -80,19 +58,17 @@ class Dispatcher:
         self._inflight: set[asyncio.Task[None]] = set()
         self._loop_task: asyncio.Task[None] | None = None
         self._session: aiohttp.ClientSession | None = None
-        self.attempts: list[Attempt] = []
+        self.attempts = AttemptLog(store.table, payload)
         clock.on_advance(self._wake.set)
 
     def watch(self, video: Video) -> None:
         """Deliver a notification when ``video`` finishes (if it has a webhook)."""
         if video.webhook:
-            self._push(video.done_at, video.id)
+            self._push(video.done_at, video.row)
 
-    def _push(
-        self, due: float, video_id: str, attempt: int = 1, payload: JSON | None = None
-    ) -> None:
+    def _push(self, due: float, row: int, attempt: int = 1, made: float | None = None) -> None:
         self._seq += 1
-        heapq.heappush(self._heap, _Job(due, self._seq, video_id, attempt, payload))
+        heapq.heappush(self._heap, _Job(due, self._seq, row, attempt, made))
         self._wake.set()
 
     async def start(self) -> None:
@@ -138,16 +114,16 @@ class Dispatcher:
         started = 0
         while self._heap and self._heap[0].due <= now:
             job = heapq.heappop(self._heap)
-            payload = job.payload
-            video = self._store.videos.get(job.video_id)
-            if video is None or video.webhook is None:
+            made = job.made
+            video = Video(self._store.table, job.row)
+            if video.webhook is None:
                 continue
-            if payload is None:
+            if made is None:
                 if video.notified or video.status(now) == "STARTED":
                     continue
                 video.notified = True
-                payload = self._payload(video, now)
-            task = asyncio.create_task(self._deliver(video, job.attempt, payload))
+                made = now
+            task = asyncio.create_task(self._deliver(video, job.attempt, made))
             self._inflight.add(task)
             task.add_done_callback(self._inflight.discard)
             started += 1
@@ -161,8 +137,9 @@ class Dispatcher:
                 return
             await asyncio.gather(*list(self._inflight), return_exceptions=True)
 
-    async def _deliver(self, video: Video, attempt: int, payload: JSON) -> None:
+    async def _deliver(self, video: Video, attempt: int, made: float) -> None:
         assert video.webhook is not None
+        payload = self._payload(video, made)
         status: int | None = None
         error: str | None = None
         if self._session is None:
@@ -182,9 +159,9 @@ class Dispatcher:
             except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as exc:
                 error = f"{type(exc).__name__}: {exc}"
         now = self._clock.now()
-        self.attempts.append(Attempt(now, video.id, video.webhook, attempt, status, error, payload))
+        self.attempts.add(now, video, attempt, status, error, made)
         if status != 200 and attempt <= len(RETRY_DELAYS):
-            self._push(now + RETRY_DELAYS[attempt - 1], video.id, attempt + 1, payload)
+            self._push(now + RETRY_DELAYS[attempt - 1], video.row, attempt + 1, made)
 
 
 def payload_a(video: Video, url: str, now: float) -> JSON:
@@ -226,7 +203,7 @@ def payload_b(video: Video, url: str, now: float) -> JSON:
     if video.error is not None:
         out["message"] = video.error
         return out
-    ratio = str(video.body.get("aspectRatio") or "ratio_9_16")
+    ratio = str(video.profile.aspect_ratio)
     out["video"] = {
         "id": video.id,
         "url": url,
