@@ -16,11 +16,19 @@ from asyncclient import (
     AmbiguousCreationError,
     APIConnectionError,
     AsyncClient,
+    CreatedProject,
+    Page,
     Plan,
     TalkingAvatarRequest,
+    TokenBucket,
+    Video,
+    VideoDetail,
     VideoJob,
 )
+from asyncclient._convert import decode
 from asyncclient._states import JournalEvent, RowOutcome
+from asyncclient.awaiting.jobs import Jobs
+from asyncclient.awaiting.poller import Poller
 from asyncclient.batch.digests import DigestSet
 from asyncclient.batch.journal import Journal
 from asyncclient.batch.ledger import RECENT
@@ -308,3 +316,63 @@ async def test_rows_in_flight_share_fsyncs_and_each_is_durable_before_it_is_sent
     # Two records of money a row (submit, accepted): one fsync each before; now rows
     # written meanwhile share one.
     assert fsyncs[0] < n / 2, fsyncs[0]  # (29 for 200 rows here)
+
+
+class _Unfinished:
+    """A service whose list shows nothing yet (the test finishes the jobs itself)."""
+
+    async def get(self, video_id: str) -> VideoDetail:
+        return decode({"id": video_id, "status": "STARTED", "progress": 0}, VideoDetail)
+
+    async def list_page(self, *, limit: int = 100, offset: int = 0) -> Page[Video]:
+        return Page(items=[], total=0, limit=limit, offset=offset)
+
+
+class SlowSubmitter(FakeSubmitter):
+    """Accepts every row; its jobs finish only when the test finishes them."""
+
+    def __init__(self, clock: FastForward) -> None:
+        super().__init__(clock)
+        self.jobs = Jobs(Poller(_Unfinished(), limiter=TokenBucket(Plan.PREMIUM.rate_limit)))
+        self.open: list[VideoJob] = []
+
+    async def submit(self, prepared: PreparedCreation) -> VideoJob:
+        self.sent.append((self.clock.monotonic(), b""))
+        n = len(self.sent)
+        job = self.jobs.from_created(CreatedProject(project_id=f"p{n}", video_id=f"v{n}"))
+        self.open.append(job)
+        return job
+
+    def finish_one(self) -> None:
+        job = self.open.pop(0)
+        done = {"id": job.video_id, "projectId": job.project_id, "status": "COMPLETED"}
+        job.state.take_detail(decode(done | {"progress": 100}, VideoDetail))
+
+
+async def test_a_batch_keeps_at_most_max_open_rows_open() -> None:
+    """The batch never runs further ahead of what it has seen finish than ``max_open``
+    rows: memory stays bounded and polling (here: the test) catches up."""
+    clock = FastForward(100.0)
+    submitter = SlowSubmitter(clock)
+    batch = request_batch(
+        talking(30),
+        submitter=submitter,
+        jobs=submitter.jobs,
+        clock=clock,
+        spacing=0,
+        concurrency=2,
+        max_open=5,
+        wait_timeout=None,
+    )
+    task = asyncio.ensure_future(batch)
+    most = 0
+    for _ in range(2000):
+        await asyncio.sleep(0)
+        most = max(most, len(submitter.open))
+        if len(submitter.sent) == 30 and not submitter.open:
+            break
+        if len(submitter.open) == 5 or (len(submitter.sent) == 30 and submitter.open):
+            submitter.finish_one()
+    results = await asyncio.wait_for(task, 5)
+    assert all(r.ok for r in results) and len(submitter.sent) == 30
+    assert most == 5  # it reached the bound, never more

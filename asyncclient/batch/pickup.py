@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Collection, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Iterator
 from typing import Any, Protocol
 
 from asyncclient._states import JournalEvent
 from asyncclient.awaiting.jobs import VideoJob
+from asyncclient.awaiting.tasks import TaskScope
 from asyncclient.batch.digests import DigestSet
 from asyncclient.batch.journal import Journal, RowState
 from asyncclient.batch.rows import Item
@@ -27,6 +28,7 @@ __all__ = [
     "Claims",
     "JobMaker",
     "Notes",
+    "OpenRows",
     "Submitter",
     "check_fingerprint",
     "cut_off",
@@ -141,3 +143,35 @@ class Notes:
         """Record an event (a ``done``: flushed, not synced)."""
         if self._journal is not None:
             self._journal.record(event, item.index, item.fingerprint, **data)
+
+
+class OpenRows:
+    """Rows open at once (sent, or picked up, and not finished), at most ``most``."""
+
+    def __init__(self, most: int) -> None:
+        self._slots = asyncio.Semaphore(most)
+        self.taken = False
+
+    @contextlib.asynccontextmanager
+    async def slot(self) -> AsyncIterator[OpenRows]:
+        """Wait for a free slot; it is given back on leaving unless ``taken`` was set
+        (a row's task took it: :meth:`launch`)."""
+        await self._slots.acquire()
+        self.taken = False
+        try:
+            yield self
+        finally:
+            if not self.taken:
+                self._slots.release()
+
+    def launch(self, rows: TaskScope, func: Callable[..., Awaitable[None]], *args: Any) -> bool:
+        """Run a row's work in ``rows``, holding the slot until it ends; returns True."""
+
+        async def held() -> None:
+            try:
+                await func(*args)
+            finally:
+                self._slots.release()
+
+        rows.start(held)
+        return True

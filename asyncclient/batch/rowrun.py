@@ -31,6 +31,7 @@ from asyncclient.batch.pickup import (
     Claims,
     JobMaker,
     Notes,
+    OpenRows,
     Submitter,
     check_fingerprint,
     cut_off,
@@ -99,6 +100,7 @@ class RowRunner:
         self._ahead: Ahead | None = None
         self._reading = True  # rows are still being read from the source
         self._sem = asyncio.Semaphore(settings.concurrency)
+        self._opened = OpenRows(settings.max_open)
         self._budget = CreditBudget(settings.budget, settings.cost_per_row, clock=clock)
         self._journal: Journal | None = None
         self._last_start = -1e9
@@ -144,15 +146,9 @@ class RowRunner:
                 await self._read(rows_read, source, rows)
             if stop.reason is not None:
                 self._count = end_open_rows(
-                    stop.reason,
-                    ledger,
-                    journal=self._journal,
-                    jobs=self._open,
-                    titles=self._titles,
-                    read=self._count,
-                    unread=rows_read,
-                    source=source,
-                )
+                    stop.reason, ledger, self._journal, self._open, self._titles,
+                    read=self._count, unread=rows_read, source=source,
+                )  # fmt: skip
                 if ledger.phase is _P.SUBMITTING:  # every row has its outcome now
                     ledger.to(_P.AWAITING)
         finally:
@@ -227,7 +223,12 @@ class RowRunner:
             ledger.to(_P.AWAITING)
 
     async def _start(self, item: Item, rows: TaskScope, event: JournalEvent) -> None:
-        """Submit one row (or pick it up from the journal) and await it in ``rows``."""
+        """Submit one row (or pick it up from the journal) and await it in ``rows``, once
+        fewer than ``max_open`` rows are open: memory stays bounded, polling catches up."""
+        async with self._opened.slot() as slot:
+            slot.taken = await self._open_row(item, rows, event)
+
+    async def _open_row(self, item: Item, rows: TaskScope, event: JournalEvent) -> bool:
         journal = self._journal
         state = journal.rows.get(item.index) if journal and event is not JournalEvent.NONE else None
         if state is not None:
@@ -237,17 +238,16 @@ class RowRunner:
                 # the row's own task, so that many such rows are asked about at once.
                 # Counted meanwhile, as it may have been paid.
                 self._budget.count()
-                rows.start(self._settle_cut_off, item, state)
-                return
+                return self._opened.launch(rows, self._settle_cut_off, item, state)
             job = job_of(self._jobs, state)
             if job is not None:
                 self._passed(item.index)
                 self._budget.count()
                 await self._budget.learn(job)  # a row sent before tells
-                rows.start(self._await, item, job)
-                return
+                return self._opened.launch(rows, self._await, item, job)
         if await self._take_turn(item):
-            rows.start(self._submit_and_await, item)
+            return self._opened.launch(rows, self._submit_and_await, item)
+        return False
 
     async def _settle_cut_off(self, item: Item, state: RowState) -> None:
         job = await self._settle_interrupted(item, state)

@@ -18,7 +18,11 @@ from asyncclient.http.prepared import PreparedCreation, check_creation
 from asyncclient.models.requests import CreationRequest, TemplateGenerationRequest
 from asyncclient.models.videos import VideoDetail
 
+MAX_OPEN = 10_000
+"""Rows a batch keeps open (sent and not finished) at most, by default."""
+
 __all__ = [
+    "MAX_OPEN",
     "BatchOptions",
     "BatchProgress",
     "BatchSettings",
@@ -56,6 +60,11 @@ class BatchSettings:
             which the batch stops: rows never sent end ``not_sent``, rows accepted stay
             ``submitted`` with their ids in the journal, and ``batch.report().stopped``
             says why (see :mod:`asyncclient.batch.stop`). 5 minutes; None: never stop.
+        max_open: Most rows open at once: sent (or picked up from the journal) and not
+            finished. The next row waits until one finishes, so a batch never runs
+            further ahead of what it has seen finish than this: its memory stays bounded
+            (about 8 KB an open row) and polling catches up. 10,000: a plan of 1,000
+            requests a minute whose videos take 10 minutes keeps sending at full pace.
     """
 
     spacing: float = 1.0
@@ -71,10 +80,15 @@ class BatchSettings:
     read_charges: bool = False
     settle_window: float = SETTLE_WINDOW
     unreachable_after: float | None = UNREACHABLE_AFTER
+    max_open: int = MAX_OPEN
 
     def __attrs_post_init__(self) -> None:
         if self.concurrency < 1:
             raise ValueError("concurrency must be at least 1")
+        if self.max_open < self.concurrency:
+            raise ValueError(
+                f"max_open must be at least concurrency ({self.concurrency}), got {self.max_open}"
+            )
         if self.unreachable_after is not None and not self.unreachable_after > 0:
             raise ValueError(
                 f"unreachable_after must be more than 0 seconds (or None), "
@@ -97,6 +111,7 @@ class BatchOptions(TypedDict, total=False):
     read_charges: bool
     settle_window: float
     unreachable_after: float | None
+    max_open: int
 
 
 @frozen(kw_only=True)

@@ -85,10 +85,10 @@ class Stop:
 def end_open_rows(
     reason: str,
     ledger: Ledger,
-    *,
     journal: Journal | None,
     jobs: MutableMapping[int, VideoJob],
     titles: MutableMapping[int, str | None],
+    *,
     read: int,
     unread: Iterator[tuple[int, Any]],
     source: RowSource,

@@ -89,6 +89,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "end not_sent, accepted rows stay pending in the journal (300; 0: never stop)",
     )
     p.add_argument(
+        "--max-open",
+        type=int,
+        default=10_000,
+        metavar="N",
+        help="most rows sent and not yet finished at once; the next waits (10000)",
+    )
+    p.add_argument(
         "--check",
         action="store_true",
         help="check every row and name the rejected ones; send nothing",
@@ -150,6 +157,7 @@ async def batch_command(args: argparse.Namespace, client: AsyncClient) -> int:
         settle_window=args.settle_window,
         unreachable_after=args.unreachable_after or None,
         concurrency=args.concurrency,
+        max_open=max(args.max_open, args.concurrency),
         journal=journal,
         on_progress=display,
         budget=args.budget,
