@@ -1,15 +1,12 @@
 """One run of a batch's rows: journal, budget, spacing, submission, settling, awaiting.
 
-The :class:`RowRunner` does the work a :class:`~asyncclient.batch.runner.Batch` runs:
-it opens the journal, announces the rows to send to the client's gate, then reads the
-rows one at a time from their :class:`~asyncclient.batch.source.RowSource` and starts
-each (or picks it up from the journal) in the batch's task group: submitted at most
-``concurrency`` at once, ``spacing`` apart, under the credit budget, then awaited. The
-next row is read only once the one before has its turn, so the rows read and not yet
-sent are never more than a few: a generator of a million rows is read as it is sent.
-A row the journal saw finished is neither built nor sent (:mod:`~asyncclient.batch.earlier`
-tells it). What the runner learns goes to the :class:`~asyncclient.batch.ledger.Ledger`.
-A batch always ends: see :mod:`asyncclient.batch.stop`.
+The :class:`RowRunner` opens the journal, then reads the rows one at a time from their
+:class:`~asyncclient.batch.source.RowSource` (announcing them to the client's gate) and
+starts each, or picks it up from the journal, in the batch's task group: at most
+``concurrency`` sent at once, ``spacing`` apart, under the budget, at most ``max_open``
+open; the next row is read once the one before has its turn. A row the journal saw
+finished is not sent (:mod:`~asyncclient.batch.earlier` tells it); a batch always ends
+(:mod:`asyncclient.batch.stop`). What it learns goes to the batch's ledger.
 """
 
 from __future__ import annotations
@@ -89,14 +86,9 @@ class RowRunner:
         gate: Gate | None = None,
         reach: Reach | None = None,
     ) -> None:
-        self.settings = settings
-        self._submitter = submitter
-        self._jobs = jobs
-        self._batch_id = batch_id
-        self._clock = clock
-        self._ledger = ledger
-        self._gate = gate
-        self._reach = reach
+        self.settings, self._submitter, self._jobs = settings, submitter, jobs
+        self._batch_id, self._clock, self._ledger = batch_id, clock, ledger
+        self._gate, self._reach = gate, reach
         self._ahead: Ahead | None = None
         self._reading = True  # rows are still being read from the source
         self._sem = asyncio.Semaphore(settings.concurrency)
@@ -139,7 +131,8 @@ class RowRunner:
         self._earlier = Earlier(self._journal, ledger)
         rows_read = source.rows()
         try:
-            self._announce(source.total)
+            # Rows read, not yet past their submission: announced (a few, never all).
+            self._ahead = self._gate.expect(0) if self._gate is not None else None
             async with stop.watching() as watch, TaskScope() as rows:
                 watch.scope = rows
                 rows.start(self._earlier.tell)
@@ -168,11 +161,14 @@ class RowRunner:
             if self._count % _YIELD_EVERY == 0:
                 await pause()
                 await ledger.room()  # a slow reader of the results slows the reading
+            if self._ahead is not None:
+                self._ahead.more(1)
             event = self._journal.event_of(index) if self._journal else JournalEvent.NONE
             if event is JournalEvent.DONE:  # finished by an earlier run: told from the journal
                 await self._finished_before(source, index, raw)
                 continue
-            item = source.build(index, raw)
+            item = self._picked_up(source, index, raw) if event is JournalEvent.ACCEPTED else None
+            item = item or source.build(index, raw)
             self._titles[index] = title_of(item.request) or source.title(raw)
             if item.problems:
                 self._finish(item, _R.REJECTED, error="; ".join(item.problems))
@@ -186,10 +182,9 @@ class RowRunner:
         self._check_passed()
 
     async def _finished_before(self, source: RowSource, index: int, raw: Any) -> None:
-        """A row an earlier run finished: neither built nor sent, its result told later
-        from the journal. One such row in :data:`_CHECK_EVERY` (and the first) is built
-        to compare it with what the journal recorded, so that a journal of other rows is
-        refused; the first also tells the budget what a row costs, when it must know."""
+        """A row an earlier run finished: not built (but one in :data:`_CHECK_EVERY`,
+        compared with the journal), its result told later; the first one tells the budget
+        what a row costs."""
         assert self._journal is not None
         self._seen_before += 1
         state = self._journal.rows.get(index) if self._seen_before % _CHECK_EVERY == 1 else None
@@ -204,10 +199,15 @@ class RowRunner:
             created = CreatedProject(project_id=state.project_id, video_id=state.video_id)
             await self._budget.learn(self._jobs.from_created(created))
 
-    def _announce(self, total: int | None) -> None:
-        """Tell the client's gate how many creations are to come (submissions first)."""
-        if self._gate is not None and total:
-            self._ahead = self._gate.expect(total)
+    def _picked_up(self, source: RowSource, index: int, raw: Any) -> Item | None:
+        """A row an earlier run got accepted, not rebuilt (None: build it, see above)."""
+        assert self._journal is not None
+        self._seen_before += 1
+        state = self._journal.rows.get(index)
+        if state is None or self._seen_before % _CHECK_EVERY == 1:
+            return None
+        source.skip(index, raw)
+        return Item(index, None, (), known=state.fingerprint)
 
     def _passed(self, index: int) -> None:
         """The row is past its submission (sent, refused, skipped, or known from the

@@ -207,6 +207,8 @@ class Item:
     index: int
     prepared: PreparedCreation | None
     problems: tuple[str, ...] = ()
+    known: str = ""
+    """The fingerprint a journal recorded, for a row picked up and not rebuilt."""
 
     @property
     def request(self) -> CreationRequest | None:
@@ -216,7 +218,7 @@ class Item:
     @property
     def fingerprint(self) -> str:
         """A digest of the body sent: the journal tells by it whether a row changed."""
-        return self.prepared.fingerprint if self.prepared else ""
+        return self.prepared.fingerprint if self.prepared else self.known
 
     @classmethod
     def of(cls, index: int, request: CreationRequest | None, found: Sequence[str] = ()) -> Item:

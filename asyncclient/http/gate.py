@@ -141,6 +141,12 @@ class Ahead:
         self._left = max(0, count)
         gate._ahead += self._left
 
+    def more(self, count: int) -> None:
+        """Announce ``count`` creations more."""
+        if count > 0:
+            self._left += count
+            self._gate._ahead += count
+
     @property
     def left(self) -> int:
         """Announced creations not yet let go."""
