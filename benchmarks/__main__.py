@@ -20,7 +20,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks._report import Figure, machine, table
 
-MODULES = ("callpath", "decoding", "imports", "memory", "polling", "batch", "scale", "fleet")
+MODULES = (
+    "callpath",
+    "decoding",
+    "imports",
+    "memory",
+    "polling",
+    "batch",
+    "scale",
+    "fleet",
+    "bulk",
+)
 
 
 async def gather(quick: bool, only: list[str] | None) -> list[tuple[str, list[Figure], float]]:
