@@ -33,6 +33,7 @@ from asyncclient.batch.digests import DigestSet
 from asyncclient.batch.journal import Journal
 from asyncclient.batch.ledger import RECENT
 from asyncclient.batch.runner import request_batch
+from asyncclient.batch.source import RequestSource
 from asyncclient.emulator import Emulator
 from asyncclient.http.prepared import PreparedCreation
 from asyncclient.http.reach import Reach
@@ -376,3 +377,54 @@ async def test_a_batch_keeps_at_most_max_open_rows_open() -> None:
     results = await asyncio.wait_for(task, 5)
     assert all(r.ok for r in results) and len(submitter.sent) == 30
     assert most == 5  # it reached the bound, never more
+
+
+class DoneJobs:
+    """Jobs for rows a journal knows, their videos finished already."""
+
+    def __init__(self, jobs: Jobs) -> None:
+        self.jobs = jobs
+
+    def from_created(self, created: CreatedProject) -> VideoJob:
+        job = self.jobs.from_created(created)
+        done = {"id": created.video_id, "projectId": created.project_id, "status": "COMPLETED"}
+        job.state.take_detail(decode(done | {"progress": 100}, VideoDetail))
+        return job
+
+
+async def test_rows_an_earlier_run_got_accepted_are_awaited_without_being_rebuilt(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    journal = tmp_path / "j.jsonl"
+    requests = list(talking(130))
+    clock = FastForward(100.0)
+    submitter = FakeSubmitter(clock)
+    first = request_batch(requests, submitter=submitter, jobs=submitter.jobs, clock=clock)
+    items = await first.prepare()
+    record = Journal.open(journal, first._batch_id)
+    for item in items:
+        record.record(JournalEvent.SUBMIT, item.index, item.fingerprint, name="n")
+        record.record(
+            JournalEvent.ACCEPTED, item.index, item.fingerprint, project=f"p{item.index}",
+            video=f"v{item.index}",
+        )  # fmt: skip
+    record.close()
+    built: list[int] = []
+    real_build = RequestSource.build
+
+    def counting(self: RequestSource, index: int, raw: Any) -> Any:
+        built.append(index)
+        return real_build(self, index, raw)
+
+    monkeypatch.setattr(RequestSource, "build", counting)
+    again = request_batch(
+        requests,
+        submitter=submitter,
+        jobs=DoneJobs(submitter.jobs),
+        clock=clock,
+        journal=journal,
+    )
+    results = await asyncio.wait_for(again, 10)
+    assert all(r.ok for r in results) and len(results) == 130
+    assert submitter.sent == []  # awaited, none sent again
+    assert built == [0, 64, 128]  # one in 64 rebuilt and compared with the journal
