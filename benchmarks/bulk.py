@@ -558,12 +558,21 @@ async def run_size(n: int, folder: Path, seed: int, pin: bool, log: bool) -> Siz
     raw = await run_raw(n, rows, folder, seed, pin)
     say(log, f"  {n:,} rows: raw aiohttp {raw.rows:,} creations in {raw.span:.1f} s")
     cli = await run_cli(n, rows, folder, seed + 1, pin, log)
-    say(log, f"  {n:,} rows: the command line, exit {cli.exit.code}, {cli.exit.wall:.1f} s")
+    delays = cli.delays or [math.nan]
+    say(
+        log,
+        f"  {n:,} rows: the command line, exit {cli.exit.code}, {cli.exit.wall:.1f} s, peak "
+        f"RSS {mib(cli.exit.peak_rss):.0f} MiB, {cli.exit.cpu / n * 1e3:.3f} ms CPU a row, "
+        f"creations over {cli.span:.1f} s, detection {statistics.median(delays):.2f} / "
+        f"{max(delays):.2f} intervals",
+    )
     resume = await run_resume(n, rows, folder, seed + 2, pin, log)
     say(
         log,
         f"  {n:,} rows: killed at {resume.accepted_at_kill:,} accepted, resumed run exit "
-        f"{resume.second.code}, {resume.second.wall:.1f} s",
+        f"{resume.second.code}, {resume.second.wall:.1f} s, first creation "
+        f"{resume.resumed_after:.2f} s after its start; {resume.duplicates} duplicates, "
+        f"{resume.missing} missing",
     )
     rows.unlink()
     return SizeRuns(n, raw, cli, resume, time.perf_counter() - started)
