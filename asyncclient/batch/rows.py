@@ -13,7 +13,6 @@ from attrs import frozen
 from asyncclient._states import RowOutcome
 from asyncclient.awaiting.jobs import DEFAULT_WAIT_TIMEOUT
 from asyncclient.batch.settle import SETTLE_WINDOW
-from asyncclient.batch.stop import UNREACHABLE_AFTER
 from asyncclient.http.prepared import PreparedCreation, check_creation
 from asyncclient.models.requests import CreationRequest, TemplateGenerationRequest
 from asyncclient.models.videos import VideoDetail
@@ -21,8 +20,12 @@ from asyncclient.models.videos import VideoDetail
 MAX_OPEN = 10_000
 """Rows a batch keeps open (sent and not finished) at most, by default."""
 
+UNREACHABLE_AFTER = 300.0
+"""Seconds without an answer of the service after which a batch stops (5 minutes)."""
+
 __all__ = [
     "MAX_OPEN",
+    "UNREACHABLE_AFTER",
     "BatchOptions",
     "BatchProgress",
     "BatchSettings",

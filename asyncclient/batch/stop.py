@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from asyncclient._clock import Clock
 from asyncclient._states import JournalEvent, RowOutcome
 from asyncclient.awaiting.tasks import TaskScope
+from asyncclient.batch.rows import UNREACHABLE_AFTER, RowResult
 from asyncclient.http.reach import Reach
 
 if TYPE_CHECKING:
@@ -33,9 +34,6 @@ if TYPE_CHECKING:
 __all__ = ["UNREACHABLE_AFTER", "Stop", "end_open_rows"]
 
 _R = RowOutcome
-
-UNREACHABLE_AFTER = 300.0
-"""Seconds without an answer of the service after which a batch stops (5 minutes)."""
 
 
 class Stop:
@@ -100,8 +98,6 @@ def end_open_rows(
     ``submitted``, with their ids (``jobs``: the rows being awaited); rows never read
     (``unread``: the rest of the input) are ``not_sent``.
     """
-    from asyncclient.batch.rows import RowResult
-
     ledger.stopped = reason
 
     def end(index: int, status: RowOutcome, error: str) -> None:
