@@ -382,12 +382,21 @@ async def test_control_api_takes_the_bomb_size(api: Api, emu: Emulator) -> None:
 async def test_latency_processes_a_creation_its_client_gave_up_on(
     api: Api, emu: Emulator, key: str
 ) -> None:
-    # The reply is abandoned (the client's timeout is shorter than the latency): the
-    # handler is not cancelled, and the creation is processed and charged afterwards.
-    emu.faults.add(f"POST {CREATE}", "latency", latency=0.4, times=1)
+    # The client gives up once the service has the request (the fault is applied only to
+    # a request read whole): the handler is not cancelled, and the creation is processed
+    # and charged afterwards. Waiting for the fault, not racing a short client timeout,
+    # keeps a slow connection on a busy machine from giving up before the request is sent.
+    fault = emu.faults.add(f"POST {CREATE}", "latency", latency=0.4, times=1)
     credits = emu.credits(key)
-    with pytest.raises(asyncio.TimeoutError):
-        await api.post(CREATE, UGC, timeout=aiohttp.ClientTimeout(total=0.1))
+    call = asyncio.ensure_future(api.post(CREATE, UGC))
+    for _ in range(1000):
+        if fault.applied or call.done():
+            break
+        await asyncio.sleep(0.01)
+    assert fault.applied == 1 and not call.done()
+    call.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await call
     assert emu.store.projects == {}  # not yet: it waits out its latency
     for _ in range(1000):  # wait for the emulator, up to 10 s on a busy machine
         if emu.store.projects:
