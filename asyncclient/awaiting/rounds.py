@@ -1,11 +1,11 @@
 """One round of the poller: every job given read once, by id or through the list pages.
 
 A round costs either one ``GET /v1/video/{id}`` per job or the pages of ``GET
-/v1/video/list`` (100 projects a page, newest first) down to where the deepest job was
-last seen, whichever is fewer requests. One scan of the list finds running and finished
-videos alike, and jobs that only know their project by ``projectId``; it reads as deep
-as the oldest job was last seen, plus two pages, with a few pages in flight at a time.
-A job not found there is read by its id. A finished video's detail is read once, as
+/v1/video/list`` (100 projects a page, newest first) that hold the jobs, whichever is
+fewer requests. One scan of the list finds running and finished videos alike, and jobs
+that only know their project by ``projectId``; it reads the page where each job lies
+now, however deep (:mod:`~asyncclient.awaiting.listscan`), a few pages in flight at a
+time. A job not found there is read by its id. A finished video's detail is read once, as
 soon as its page shows it finished (while the round's other pages are still read),
 unless the job's ``read_detail`` is off (batches): then the list's record is its result.
 
@@ -16,11 +16,10 @@ what moved): a fleet's lease holder tells the other processes that way.
 from __future__ import annotations
 
 import asyncio
-import math
-from collections.abc import Callable
 from typing import Protocol
 
 from asyncclient._states import VIDEO, VideoState
+from asyncclient.awaiting.listscan import PAGE, ListScan, list_cost
 from asyncclient.awaiting.policy import HasRate, PollerStats
 from asyncclient.awaiting.state import JobState
 from asyncclient.awaiting.tasks import TaskScope
@@ -31,8 +30,6 @@ from asyncclient.models.videos import Video, VideoDetail
 
 __all__ = ["QUIET", "PollListener", "Rounds", "VideoSource", "fail"]
 
-_PAGE = 100
-_EXTRA_PAGES = 2  # pages read beyond what the watched jobs fill, before reading one by one
 _READS_AT_ONCE = 32  # detail reads of one round in flight together, at most
 _PAGES_AT_ONCE = 8  # list pages of one round in flight together, at most
 _LEAST_AT_ONCE = 2  # ...and at least, however small the plan
@@ -122,17 +119,13 @@ class Rounds:
         self.stats.rounds += 1
         reads = 0  # one GET a video, or a job that knows none yet
         project_only = False
-        deepest = 0
         for job in jobs:
             ids = job.video_count
             reads += ids or 1
             project_only = project_only or not ids
-            deepest = max(deepest, job.poll_depth)
         self.stats.job_rounds += reads
-        # The list costs the pages down to the deepest job (new jobs are the newest).
-        pages = max(deepest // _PAGE + 1, math.ceil(len(jobs) / _PAGE))
-        if project_only or reads > pages:
-            return await self._list_round(jobs, pages, notified_first, listener)
+        if project_only or reads > list_cost(jobs, self._list_total):
+            return await self._list_round(jobs, notified_first, listener)
         async with TaskScope() as scope:
             reader = _Reader(self, scope, listener)
             for job in jobs:
@@ -141,9 +134,10 @@ class Rounds:
         return reader.moved
 
     async def _list_round(
-        self, jobs: list[JobState], pages: int, wait_for_notice: bool, listener: PollListener
+        self, jobs: list[JobState], wait_for_notice: bool, listener: PollListener
     ) -> bool:
-        """Find every job in the video list, newest first; read the rest one by one.
+        """Find the jobs in the video list (see :mod:`~asyncclient.awaiting.listscan`);
+        read the rest one by one.
 
         A finished video's detail read starts as soon as its page shows it finished,
         while the other pages are still being read.
@@ -155,44 +149,47 @@ class Rounds:
                 by_video[video_id] = job
             if job.project_id:
                 by_project[job.project_id] = job
-        found: set[int] = set()
         moved = False
 
         async with TaskScope() as scope:
             reader = _Reader(self, scope, listener)
 
-            def take(videos: list[Video], offset: int) -> int:
+            def take(page: Page[Video], offset: int) -> set[int]:
                 nonlocal moved
-                for video in videos:
+                shown: set[int] = set()
+                place, last = offset - 1, None
+                for video in page.items:
+                    if video.project_id is None or video.project_id != last:
+                        place += 1  # offsets count projects; a project's videos come together
+                    last = video.project_id
                     job = by_video.get(video.id) or by_project.get(video.project_id or "")
                     if job is None:
                         continue
+                    shown.add(id(job))
+                    job.list_rank, job.list_below = page.total - place, 0
                     taken = job.take_record(video)
                     if taken:
                         listener.took_record(job, video)
                     moved = moved or taken
-                    found.add(id(job))
-                    job.poll_depth = offset
                     if not job.done() and VIDEO.is_terminal(VideoState.of(video.status)):
                         if taken and wait_for_notice:  # first seen finished: not read yet
                             continue
                         for video_id in job.needs_detail():
                             reader.want(job, video_id, result=True)
-                return len(jobs) - len(found)
+                return shown
 
-            # New jobs are the newest projects; older ones lie where they were last seen.
-            most = pages + _EXTRA_PAGES
-            reached, grown = await self._pages(most, take)
-            for job in jobs:
-                if id(job) not in found:
-                    # Not in the pages read: it lies deeper than they reach (and deeper by
-                    # what was made since it was last placed). The next round reads there,
-                    # so a job the list holds is found within a few rounds however old
-                    # (a template job knows no video id to read it by).
-                    job.poll_depth = max(job.poll_depth + grown, reached)
-                    for video_id in job.video_ids:
-                        reader.want(job, video_id)
+            scan = ListScan(self._read_page, take, at_once=self.at_once(_PAGES_AT_ONCE))
+            missing = await scan.run(jobs, grown_since=self._list_total)
+            self._list_total = scan.total
+            for job in missing:  # not in the pages read: by id (a template job knows none)
+                for video_id in job.video_ids:
+                    reader.want(job, video_id)
         return moved or reader.moved
+
+    async def _read_page(self, offset: int) -> Page[Video]:
+        await self.gate.turn()
+        self.stats.list_requests += 1
+        return await self.source.list_page(limit=PAGE, offset=offset)
 
     def at_once(self, most: int) -> int:
         """Reads of a kind in flight together: up to ``most``, but no more than the plan
@@ -200,62 +197,6 @@ class Rounds:
         limiter, ahead of a creation that comes later; on a small plan only a couple do.
         """
         return max(_LEAST_AT_ONCE, min(most, int(self._limiter.rate.per_second)))
-
-    async def _pages(self, most: int, take: Callable[[list[Video], int], int]) -> tuple[int, int]:
-        """Read up to ``most`` pages of the unfiltered list until ``take`` (which returns
-        how many jobs are still unseen) says none is left; returns the offset the pages
-        read reached and how many projects were made since the last round.
-
-        The first page is read alone (it tells the list's length). Then up to
-        ``_PAGES_AT_ONCE`` pages (see :meth:`at_once`) are in flight at any time, each
-        taken in as it comes and replaced at once by the next (a slow page holds up no
-        other), but only while the unseen jobs outnumber what the pages in flight can
-        hold: the round never reads a page that reading one by one would have spared.
-        """
-        await self.gate.turn()
-        self.stats.list_requests += 1
-        first = await self.source.list_page(limit=_PAGE, offset=0)
-        # Projects made since the last round (by anyone: a fleet's other processes)
-        # pushed every watched job down by as many places: look that much deeper.
-        grown = first.total - self._list_total if self._list_total is not None else 0
-        self._list_total = first.total
-        unseen = take(first.items, 0)
-        step = first.limit or _PAGE
-        reached = step
-        if not unseen or not first.items or first.limit >= first.total:
-            return reached, max(0, grown)
-        most += math.ceil(max(0, grown) / step)
-        last = min(most, math.ceil(first.total / step))
-        arrived: asyncio.Queue[tuple[int, Page[Video]]] = asyncio.Queue()
-
-        async def read(offset: int) -> None:
-            await self.gate.turn()
-            self.stats.list_requests += 1
-            arrived.put_nowait((offset, await self.source.list_page(limit=_PAGE, offset=offset)))
-
-        following = 1
-        in_flight = 0
-        at_once = self.at_once(_PAGES_AT_ONCE)
-        ended = False
-        async with TaskScope() as scope:
-            while True:
-                while (
-                    not ended
-                    and following < last
-                    and in_flight < at_once
-                    and unseen > in_flight * step
-                ):
-                    scope.start(read, following * step)
-                    following += 1
-                    in_flight += 1
-                if not in_flight:
-                    return reached, max(0, grown)
-                offset, page = await arrived.get()
-                in_flight -= 1
-                reached = max(reached, offset + step)
-                unseen = take(page.items, offset)
-                ended = ended or not unseen or not page.items
-        return reached, max(0, grown)  # (the scope returns above)
 
 
 class _Reader:

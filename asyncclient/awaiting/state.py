@@ -45,7 +45,8 @@ class JobState:
         "_order",
         "_result",
         "_states",
-        "poll_depth",
+        "list_below",
+        "list_rank",
         "project_id",
         "read_detail",
     )
@@ -62,8 +63,13 @@ class JobState:
         self._order: list[str] = []
         self._states: dict[str, tuple[VideoState, int | None]] = {}
         self._details: dict[str, VideoDetail] = _NO_DETAILS  # a dict of its own once needed
-        self.poll_depth = 0
-        """Offset of the list page the poller last saw the job on (where to look next)."""
+        self.list_rank = 0
+        """The project's place in the video list counted from the oldest (1: the oldest),
+        once a list page showed it; 0 before. It stays the same as newer projects are
+        made, so the poller reads the page at ``total - list_rank`` (see ``listscan``)."""
+        self.list_below = 0
+        """Before a page showed it: the highest rank it can have (the pages read above it
+        did not show it); 0 when nothing is known."""
         self._result: VideoDetail | None = None
         self._error: BaseException | None = None
         self._changed: list[asyncio.Future[None]] | None = None  # any change
