@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import gc
 import itertools
 import json
@@ -63,6 +64,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 SCRIPT = str(Path(__file__).resolve())
 ROOT = Path(SCRIPT).parent.parent
@@ -70,7 +72,7 @@ sys.path.insert(0, str(ROOT))
 
 from aiohttp import ClientSession, web  # noqa: E402
 
-from asyncclient import AsyncClient, RateLimit, VideoJob  # noqa: E402
+from asyncclient import AsyncClient, RateLimit, VideoFailedError, VideoJob  # noqa: E402
 from asyncclient.awaiting.poller import Poller, PollPolicy  # noqa: E402
 from benchmarks._processes import process_cpu, serving  # noqa: E402
 from benchmarks._report import Figure, machine  # noqa: E402
@@ -83,6 +85,11 @@ PER_MINUTE, BURST = 6_000_000, 100_000
 UNLIMITED = RateLimit(per_minute=PER_MINUTE, burst=BURST)
 ROUND_TIMEOUT = 600.0
 SEED_PATH = "/_bench/seed"
+FAIL_PATH = "/_bench/fail"
+WATCHED_FINISHES = 100
+"""Videos made to finish (the oldest, the newest, the rest spread between) for the
+detection figure of a quiet run, in :data:`GROUPS` groups."""
+GROUPS = 4
 QUIET, MOVING = "quiet", "moving"
 CONNECTIONS = 8
 """Connections opened before the baseline (a round reads up to four pages at once)."""
@@ -132,7 +139,13 @@ async def serve(port: int) -> None:
             emu.advance(PROCESSING / 100)
         return await handler(request)
 
+    async def fail(request: web.Request) -> web.Response:
+        for video_id in (await request.json())["ids"]:
+            emu.fail_video(video_id, "failed for the detection figure")
+        return web.json_response({"failed": True})
+
     emu.app.router.add_post(SEED_PATH, seed)
+    emu.app.router.add_post(FAIL_PATH, fail)
     emu.app.middlewares.append(tick)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -222,6 +235,17 @@ class Run:
     server_cpu: float | None = None
     heap: int | None = None
     """Traced bytes held for the N awaited jobs (quiet runs only)."""
+    seen_rounds: list[int] = field(default_factory=list)
+    """Quiet runs: for each video made to finish, the rounds that started after it
+    finished and before its job ended (0: the round under way saw it)."""
+    seen_seconds: list[float] = field(default_factory=list)
+    """...and the seconds from its finishing to its job's end."""
+    detect_interval: float = 1.0
+    """The poll interval while videos were made to finish."""
+
+    @property
+    def seen_intervals(self) -> list[float]:
+        return [s / self.detect_interval for s in self.seen_seconds]
 
     @property
     def rounds(self) -> int:
@@ -320,10 +344,62 @@ async def measure(
         check(jobs, kind, client)
         if clock.stray:
             raise RuntimeError(f"the client slept {clock.stray} times within a round")
+        if kind == QUIET:
+            await detection(run, url, jobs, tasks, clock, detect_interval_for(quick))
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
     return run
+
+
+async def detection(
+    run: Run,
+    url: str,
+    jobs: list[VideoJob],
+    tasks: list[asyncio.Future[Any]],
+    clock: RoundClock,
+    interval: float,
+) -> None:
+    """Make :data:`WATCHED_FINISHES` of the N videos fail (the oldest, lying deepest in
+    the list, the newest, the rest spread between), in four groups, each a quarter of
+    an interval later after a round's end than the one before, the poller's interval set
+    to ``interval``; note for each the rounds begun and the seconds gone until its job
+    ended."""
+    poller = clock.poller
+    assert poller is not None
+    poller.min_interval = poller.max_interval = interval
+    await clock.rounds(1)  # the next round is paced by the new interval
+    n = len(jobs)
+    spread = max(1, WATCHED_FINISHES - 1)
+    picked = sorted({round(k * (n - 1) / spread) for k in range(WATCHED_FINISHES)})
+    ended: dict[int, tuple[float, int]] = {}
+
+    def note(i: int, _: object) -> None:
+        ended.setdefault(i, (now(), poller.stats.rounds))
+
+    for i in picked:
+        tasks[i].add_done_callback(functools.partial(note, i))
+    async with ClientSession() as session:
+        for phase in range(GROUPS):
+            group = picked[phase::GROUPS]
+            await clock.rounds(1)
+            await asyncio.sleep(interval * phase / GROUPS)
+            body = {"ids": [jobs[i].video_id for i in group]}
+            async with session.post(f"{url}{FAIL_PATH}", json=body) as resp:
+                resp.raise_for_status()
+            failed_at, rounds_at = now(), poller.stats.rounds
+            await asyncio.wait([tasks[i] for i in group], timeout=ROUND_TIMEOUT)
+            for i in group:
+                if i not in ended or not isinstance(tasks[i].exception(), VideoFailedError):
+                    raise RuntimeError(f"job {i} did not end failed: {tasks[i]!r}")
+                at, rounds = ended[i]
+                run.seen_rounds.append(rounds - rounds_at)
+                run.seen_seconds.append(at - failed_at)
+    run.detect_interval = interval
+
+
+def now() -> float:
+    return time.monotonic()
 
 
 def check(jobs: list[VideoJob], kind: str, client: AsyncClient) -> None:
@@ -392,8 +468,9 @@ def scale_table(runs: dict[str, list[Run]]) -> str:
         "| pending jobs | rounds (quiet / moving) | list pages a round | client CPU a round, "
         "quiet | per job | per job / at "
         f"{ref:,} | client CPU a round, moving | per job | per job / at {ref:,} "
-        f"| bytes per job | / at {ref:,} | emulator CPU a round, quiet |",
-        "|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
+        f"| bytes per job | / at {ref:,} | emulator CPU a round, quiet "
+        "| detection, rounds, worst | detection, intervals, median / worst |",
+        "|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
     ]
     for q, m in zip(quiet, moving, strict=True):
         heap_ref = q_ref.heap or float("nan")
@@ -405,7 +482,8 @@ def scale_table(runs: dict[str, list[Run]]) -> str:
             f"| {ms(m.cpu_per_round)} | {m.cpu_per_job * 1e6:.1f} us "
             f"| {m.cpu_per_job / m_ref.cpu_per_job:.2f} "
             f"| {(q.heap or 0) / q.jobs:,.0f} | {(q.heap or 0) / q.jobs / (heap_ref / ref):.2f} "
-            f"| {server} |"
+            f"| {server} | {max(q.seen_rounds)} "
+            f"| {statistics.median(q.seen_intervals):.2f} / {max(q.seen_intervals):.2f} |"
         )
     return "\n".join(lines)
 
@@ -486,6 +564,26 @@ def figures_of(runs: dict[str, list[Run]]) -> list[Figure]:
     top, base = at[QUIET, big], at[QUIET, ref]
     out += [
         Figure(
+            name=f"detection: rounds begun after a video finished until its job ended, "
+            f"worst ({big:,} pending jobs)",
+            values=[float(max(top.seen_rounds))],
+            goal="<= 1",
+            baseline=(
+                f"{len(top.seen_rounds)} videos failed at once (the oldest, the newest, the "
+                "rest spread between); 0: the round under way saw it, 1: the next one"
+            ),
+        ),
+        Figure(
+            name=f"detection delay, poll intervals, worst ({big:,} pending jobs)",
+            values=[max(top.seen_intervals)],
+            goal="<= 1.5",
+            baseline=(
+                f"seconds from the failure to the job's end (its detail read included) over "
+                f"the poll interval ({top.detect_interval:g} s); median "
+                f"{statistics.median(top.seen_intervals):.2f}"
+            ),
+        ),
+        Figure(
             name=f"bytes per pending job, awaited, after two rounds ({big:,} jobs)",
             values=[(top.heap or 0) / big],
             goal="-",
@@ -503,6 +601,12 @@ def figures_of(runs: dict[str, list[Run]]) -> list[Figure]:
 
 def interval_for(quick: bool) -> float:
     return 0.05 if quick else 0.25
+
+
+def detect_interval_for(quick: bool) -> float:
+    """The poll interval of the detection figure: the policy's default (a round over
+    100,000 jobs takes longer than the CPU figures' interval), shorter when quick."""
+    return 0.5 if quick else PollPolicy().min_interval
 
 
 async def figures(quick: bool = False) -> list[Figure]:

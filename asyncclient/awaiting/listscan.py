@@ -44,8 +44,8 @@ EXTRA_PAGES = 2
 """Pages read from the top beyond what the new jobs and the projects made since fill."""
 CHASES = 3
 """Times a job with a rank is looked for again in one round, where the list moved it."""
-_SLACK = 10
-"""Places left at the end of a page for the projects made while it is requested."""
+_SLACK = 2
+"""Places left at the end of a page, at least, while the list grows (see ``_slack``)."""
 
 ReadPage = Callable[[int], Awaitable[Page[Video]]]
 Take = Callable[[Page[Video], int], set[int]]
@@ -104,7 +104,7 @@ class ListScan:
         at_once: Pages in flight together, at most.
     """
 
-    def __init__(self, read_page: ReadPage, take: Take, *, at_once: int) -> None:
+    def __init__(self, read_page: ReadPage, take: Take, *, at_once: int, lead: int = 0) -> None:
         self._read_page = read_page
         self._take = take
         self._at_once = at_once
@@ -118,7 +118,10 @@ class ListScan:
         self._chases: list[_Target] = []
         self._runs: list[_Run] = []
         self._in_flight = 0
-        self._lead = 0  # projects made while the last page was in flight
+        self.lead = lead
+        """Projects made while the last page was in flight (where to expect a job)."""
+        self.moving = lead > 0
+        """Whether the list grew (since the last round, or while this one read)."""
         self._arrived: asyncio.Queue[tuple[int, Page[Video], list[_Target], _Run | None]] = (
             asyncio.Queue()
         )
@@ -137,6 +140,7 @@ class ListScan:
         if first.limit >= first.total or not first.items or not unseen:
             return self._missing(jobs)
         grown = max(0, first.total - grown_since) if grown_since is not None else 0
+        self.moving = self.moving or grown > 0
         fresh = [j for j in unseen if not j.list_rank and not j.list_below]
         placed = [j for j in unseen if not j.list_rank and j.list_below]
         self._targets = sorted((_Target(j) for j in unseen if j.list_rank), key=_by_offset)
@@ -164,7 +168,7 @@ class ListScan:
     def _offset(self, target: _Target) -> int:
         """Where ``target`` lies when a page requested now is served: by the list's
         length, and by the projects made while the last page was in flight."""
-        return max(0, self.total + self._lead - target.rank)
+        return max(0, self.total + self.lead - target.rank)
 
     def _next(self) -> tuple[int, list[_Target], _Run | None] | None:
         """The next page to read, the targets it is for, and the run it belongs to."""
@@ -183,12 +187,18 @@ class ListScan:
                 self._next_target += 1
                 continue
             start = self._offset(target)
-            return start, self._targets_within(start, start + step - _SLACK), None
+            return start, self._targets_within(start, start + step - self._slack()), None
         return None
+
+    def _slack(self) -> int:
+        """Places a page read for jobs leaves at its end: none while the list stands
+        still; while it grows, room for half as many again as the lead allows for (up
+        to a quarter of the page)."""
+        return min(self.step // 4, max(_SLACK, self.lead // 2)) if self.moving else 0
 
     def _targets_within(self, start: int, end: int) -> list[_Target]:
         """The targets whose offset now lies in ``[start, end)``, not yet taken."""
-        now = self.total + self._lead  # offset = now - rank = now + key
+        now = self.total + self.lead  # offset = now - rank = now + key
         low = bisect.bisect_left(self._keys, start - now)
         high = bisect.bisect_left(self._keys, end - now)
         taken: list[_Target] = []
@@ -202,7 +212,7 @@ class ListScan:
         """A page at the shallowest chased target, for the chased targets it can hold."""
         self._chases.sort(key=self._offset)
         start = self._offset(self._chases[0])
-        end = start + self.step - _SLACK
+        end = start + self.step - self._slack()
         held = 1
         while held < len(self._chases) and self._offset(self._chases[held]) < end:
             held += 1
@@ -212,7 +222,8 @@ class ListScan:
     async def _read(self, offset: int, targets: list[_Target], run: _Run | None) -> None:
         asked = self.total
         page = await self._read_page(offset)
-        self._lead = max(0, page.total - max(asked, self.total))
+        self.lead = max(0, page.total - asked)  # how far the list moved while it flew
+        self.moving = self.moving or page.total > asked
         self._arrived.put_nowait((offset, page, targets, run))
 
     async def _pages(self) -> None:

@@ -96,7 +96,7 @@ class Rounds:
         limiter: Its rate bounds the reads in flight together.
     """
 
-    __slots__ = ("_limiter", "_list_total", "gate", "source", "stats")
+    __slots__ = ("_lead", "_limiter", "_list_total", "gate", "source", "stats")
 
     def __init__(
         self, source: VideoSource, *, gate: Gate, stats: PollerStats, limiter: HasRate
@@ -106,6 +106,7 @@ class Rounds:
         self.stats = stats
         self._limiter = limiter
         self._list_total: int | None = None  # the list's length at the last round
+        self._lead = 0  # projects made while a page of the last round was in flight
 
     async def read(
         self, jobs: list[JobState], *, notified_first: bool, listener: PollListener
@@ -178,9 +179,10 @@ class Rounds:
                             reader.want(job, video_id, result=True)
                 return shown
 
-            scan = ListScan(self._read_page, take, at_once=self.at_once(_PAGES_AT_ONCE))
+            at_once = self.at_once(_PAGES_AT_ONCE)
+            scan = ListScan(self._read_page, take, at_once=at_once, lead=self._lead)
             missing = await scan.run(jobs, grown_since=self._list_total)
-            self._list_total = scan.total
+            self._list_total, self._lead = scan.total, scan.lead
             for job in missing:  # not in the pages read: by id (a template job knows none)
                 for video_id in job.video_ids:
                     reader.want(job, video_id)
