@@ -4,6 +4,7 @@ it, a stale or damaged index is never trusted, and finished rows cost a few byte
 from __future__ import annotations
 
 import gc
+import itertools
 import json
 import logging
 import os
@@ -375,3 +376,35 @@ def test_finished_rows_cost_a_few_bytes_each(tmp_path: Path, opening: str, rows:
     assert journal.rows[rows - 1].project_id == f"proj_{rows - 1:08x}"
     assert journal.owns(f"proj_{rows // 2:08x}") and not journal.owns("proj_x")
     journal.close()
+
+
+def test_the_journal_s_project_digests_merge_without_a_list_of_every_digest() -> None:
+    """The owned projects' digests: a sorted array and a bounded set of recent ones. A
+    merge streams the two into a new array: correct across many merges, and while it
+    runs it holds about the array again, not a list of every digest (36 bytes each)."""
+    from asyncclient.batch.journal_table import RECENT_DIGESTS, DigestSet, digest_of
+
+    n = 3 * RECENT_DIGESTS + 123
+    digests = DigestSet()
+    for i in range(n):
+        digests.add(digest_of(f"p{i}"))
+        digests.add(digest_of(f"p{i // 2}"))  # every one again: kept once
+    assert len(digests) == n
+    assert all(digest_of(f"p{i}") in digests for i in range(0, n, 97))
+    assert digest_of("never") not in digests
+    gc.collect()
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        before = tracemalloc.get_traced_memory()[0]
+        for i in range(n, n + RECENT_DIGESTS):  # the next add merges
+            digests.add(digest_of(f"p{i}"))
+        peak = tracemalloc.get_traced_memory()[1] - before
+    finally:
+        tracemalloc.stop()
+    whole = digests.sorted()
+    assert len(whole) == n + RECENT_DIGESTS
+    assert all(a < b for a, b in itertools.pairwise(whole))  # sorted, each once
+    # The recent set (~70 bytes a digest) and the new array beside the old: far below a
+    # list of every digest (the old merge's 36-plus bytes each, on top of both arrays).
+    assert peak < 8 * len(whole) * 2 + 80 * RECENT_DIGESTS

@@ -19,9 +19,10 @@ again is checked against what was sent).
 from __future__ import annotations
 
 import hashlib
+import heapq
 import json
 from array import array
-from bisect import bisect_left, insort
+from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime
 from typing import Any, NoReturn
@@ -149,39 +150,53 @@ def digest_of(name: str) -> int:
 
 
 class DigestSet:
-    """64-bit digests in sorted arrays: the bulk, and the ones added since it was sorted
-    (merged into it once they are an eighth of it): 8 bytes a digest."""
+    """64-bit digests: the bulk in one sorted array (8 bytes a digest), the ones added
+    since in a small set, merged into the array once they are :data:`RECENT_DIGESTS`.
+
+    The merge streams both sorted runs into a new array (no list of a million ints, no
+    insert that moves the array), so a million digests cost 8 MB, and about as much
+    again while one merge runs.
+    """
+
+    __slots__ = ("_main", "_recent")
 
     def __init__(self, digests: array[int] | None = None) -> None:
         self._main: array[int] = digests if digests is not None else array("Q")
-        self._recent: array[int] = array("Q")
+        self._recent: set[int] = set()
 
     def __len__(self) -> int:
         return len(self._main) + len(self._recent)
 
     def __contains__(self, digest: int) -> bool:
-        return _has(self._main, digest) or _has(self._recent, digest)
+        return digest in self._recent or _has(self._main, digest)
 
     def add(self, digest: int) -> None:
         """Add one digest (kept once)."""
-        if digest in self:
+        if digest in self._recent or _has(self._main, digest):
             return
-        insort(self._recent, digest)
-        if len(self._recent) > max(4096, len(self._main) >> 3):
-            self.update(())
+        self._recent.add(digest)
+        if len(self._recent) >= RECENT_DIGESTS:
+            self._merge()
 
     def update(self, digests: Iterable[int]) -> None:
-        """Add many digests at once (one sort)."""
-        merged = [*self._main, *self._recent, *digests]
-        merged.sort()
-        self._main = array("Q", merged)
-        self._recent = array("Q")
+        """Add many digests."""
+        for digest in digests:
+            self.add(digest)
 
     def sorted(self) -> array[int]:
         """Every digest, sorted (the array itself, not a copy)."""
         if self._recent:
-            self.update(())
+            self._merge()
         return self._main
+
+    def _merge(self) -> None:
+        recent = sorted(self._recent)
+        self._recent = set()
+        self._main = array("Q", heapq.merge(self._main, recent))
+
+
+RECENT_DIGESTS = 1 << 16
+"""Digests a :class:`DigestSet` holds outside its sorted array, at most (about 4 MB)."""
 
 
 def _has(digests: array[int], digest: int) -> bool:
@@ -299,13 +314,8 @@ class RowTable:
         for index, (base, *records) in self._pending.items():
             self.open[index] = fold(base, index, records)
         self._pending.clear()
-        names, projects = self._names, self.projects
-        if len(names) > max(4096, len(projects) >> 3):
-            projects.update(names)  # many (a replay): one sort
-        else:
-            for digest in names:
-                projects.add(digest)
-        names.clear()
+        self.projects.update(self._names)
+        self._names.clear()
 
     def _finished(self, index: int, old: int, record: dict[str, Any]) -> None:
         pending = self._pending.pop(index, None)
