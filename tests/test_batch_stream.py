@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import os
 import tracemalloc
@@ -152,14 +153,21 @@ async def test_memory_of_a_streamed_batch_does_not_grow_with_its_rows() -> None:
     assert (large - small) / 45_000 < 100, (small, large)
 
 
-def test_a_digest_set_tells_strings_apart_in_16_bytes_an_entry() -> None:
-    seen = DigestSet()
-    for i in range(50_000):
-        assert seen.add(f"title {i}", i) is None
+def test_a_digest_set_tells_strings_apart_in_12_bytes_a_slot() -> None:
+    gc.collect()
+    tracemalloc.start()
+    try:
+        seen = DigestSet()
+        for i in range(50_000):
+            assert seen.add(f"title {i}", i) is None
+        held = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
     assert seen.add("title 7", 99) == 7
     assert "title 49999" in seen and "title 50000" not in seen
     assert len(seen) == 50_000
-    assert seen.row_of("title 123") == 123
+    assert seen.row_of("title 123") == 123 and seen.row_of("title 50000") is None
+    assert held < 131_072 * 12 + 131_072  # 2**17 slots (at most half full) of 8 + 4 bytes
 
 
 # -- a batch always ends ------------------------------------------------------------------
