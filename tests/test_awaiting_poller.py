@@ -801,3 +801,53 @@ async def test_a_job_the_list_moves_while_the_round_reads_is_looked_for_again() 
     # no more than the pages again and a few (30 a page, 8 in flight, is a fast list).
     assert pages[:2] == [0, 1000] and len(pages) <= 2 * (1 + 5) + listscan.CHASES
     await rig.poller.aclose()
+
+
+async def test_a_resumed_batch_s_oldest_rows_are_found_in_one_pass_down_the_list() -> None:
+    """A resumed batch picks up rows an earlier process sent, among them its very first
+    ones (their ``done`` never reached the journal before the kill): never seen by this
+    process, under 6,000 newer projects. The first round reads the new jobs' pages from
+    the top and places the old ones below them; the next reads down from there, to the
+    end of the list if need be, in one pass: they are found in the second round, not a
+    few pages a round (which took minutes at 100,000 rows)."""
+    rig = Rig(PollPolicy(min_interval=1.0, max_interval=1.0, jitter=0.0))
+    for i in range(3):
+        rig.source.add(f"old{i}", f"p-old{i}")
+        rig.source.finish(f"old{i}")
+    for i in range(6000):  # the earlier process's other rows (done) and the new ones
+        rig.source.add(f"v{i}", f"p{i}")
+    old = [JobState(project_id=f"p-old{i}") for i in range(3)]
+    new = [JobState(project_id=f"p{i}") for i in range(5900, 6000)]
+    for job in old + new:
+        job.read_detail = False
+        rig.poller.watch(job)
+    await rig.until(lambda: len(rig.rounds) >= 1, 50_000)
+    assert not any(job.done() for job in old) and all(job.list_below for job in old)
+    assert rig.rounds[0][0] == [0, 100, 200, 300]  # the new jobs' pages, and two more
+    await rig.until(lambda: all(job.done() for job in old), 50_000)
+    assert len(rig.rounds) == 1  # found in the second round (then nothing was left)
+    assert max(rig.source.pages) == 6000  # read down to the end of the list, once
+    await rig.poller.aclose()
+
+
+async def test_new_jobs_are_all_found_in_one_round_while_the_list_grows_under_it() -> None:
+    """A batch's first round: 3,394 new jobs, and ten projects made while each page is
+    read (the batch still sends). The pages from the top go as far as the projects made
+    since the round's first page push the oldest jobs: none is left for the next round."""
+    rig = Rig(PollPolicy(min_interval=1.0, max_interval=1.0, jitter=0.0))
+    for i in range(3394):
+        rig.source.add(f"v{i}", f"p{i}")
+    jobs = [JobState(project_id=f"p{i}") for i in range(3394)]
+    made = itertools.count()
+
+    def submitting(offset: int) -> None:
+        for _ in range(10):
+            n = next(made)
+            rig.source.add(f"new{n}", f"q{n}")
+
+    rig.source.before_page = submitting
+    for job in jobs:
+        rig.poller.watch(job)
+    await rig.until(lambda: len(rig.rounds) >= 1, 200_000)
+    assert all(job.list_rank for job in jobs), [j.list_below for j in jobs if not j.list_rank]
+    await rig.poller.aclose()

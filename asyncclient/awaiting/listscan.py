@@ -6,18 +6,21 @@ its *rank* (``total - offset``), stays the same however many projects are made a
 A job seen once on a page keeps its rank (:attr:`JobState.list_rank`); the next round
 reads the page at ``total - rank``, wherever that is, instead of every page above it.
 
-What a round reads, in order of offset:
+What a round reads, in this order:
 
 - **New jobs** (never seen) are among the newest projects: the pages from the top, one
   after the other, until every new job is found, at most as many pages as they and the
-  projects made since the last round fill, plus two.
+  projects made since the last round (and since this round's first page) fill, plus two.
 - **Jobs with a rank**: the page that starts at each one's offset now, one page for the
   jobs it holds. A job not on it (more projects were made while the round read) is
   looked for again at the offset the page's own ``total`` gives, up to :data:`CHASES`
   times; one whose offset falls on the page and is not there is not in the list (its rank
   is forgotten, and an id read or the next round finds it).
 - **Jobs placed below** a scan that did not find them (:attr:`JobState.list_below`: the
-  highest rank they can have) are read from there down, a page at a time.
+  highest rank they can have; a resumed batch's rows that an earlier process sent) are
+  read from there down, in this round, to the end of the list if need be: one pass,
+  once, after which each has its rank. One not found by the end of the list is not in
+  it: it is taken for new again.
 
 Up to ``at_once`` pages are in flight together; each is taken in as it comes, and the
 next one goes out at once (a slow page holds up no other). The round reads no page that
@@ -116,7 +119,9 @@ class ListScan:
         self._keys: list[int] = []  # -rank of each target, ascending: offsets ascending
         self._next_target = 0
         self._chases: list[_Target] = []
-        self._runs: list[_Run] = []
+        self._fresh: _Run | None = None  # the new jobs' pages, from the top
+        self._placed: _Run | None = None  # the placed jobs' pages, from the highest place
+        self._first_total = 0
         self._in_flight = 0
         self.lead = lead
         """Projects made while the last page was in flight (where to expect a job)."""
@@ -133,7 +138,7 @@ class ListScan:
         projects made since (by anyone) widen the scan of new jobs.
         """
         first = await self._read_page(0)
-        self.total = first.total
+        self.total = self._first_total = first.total
         self.found |= self._take(first, 0)
         self.step = step = first.limit or PAGE
         unseen = [j for j in jobs if id(j) not in self.found and not j.done()]
@@ -147,11 +152,11 @@ class ListScan:
         self._keys = [-t.rank for t in self._targets]
         if fresh:
             pages = math.ceil(len(fresh) / step) + EXTRA_PAGES + math.ceil(grown / step)
-            self._runs.append(_Run(fresh, step, pages, step))
-        if placed:
+            self._fresh = _Run(fresh, step, pages, step)
+        if placed:  # read down from the highest place, to the end of the list if need be
             highest = max(j.list_below for j in placed)
-            pages = math.ceil(len(placed) / step) + EXTRA_PAGES
-            self._runs.append(_Run(placed, max(step, self.total - highest), pages, step))
+            start = max(step, self.total - highest)
+            self._placed = _Run(placed, start, math.ceil(first.total / step) + 1, step)
         await self._pages()
         return self._missing(jobs)
 
@@ -159,7 +164,9 @@ class ListScan:
         """The jobs not found; one without a rank is placed below where its run read (or,
         when that run reached the end of the list, taken for new again)."""
         missing = [j for j in jobs if id(j) not in self.found]
-        for run in self._runs:
+        for run in (self._fresh, self._placed):
+            if run is None:
+                continue
             for job in missing:
                 if id(job) in run.members and not job.list_rank:
                     job.list_below = 0 if run.at_end else max(0, self.total - run.reached)
@@ -171,24 +178,36 @@ class ListScan:
         return max(0, self.total + self.lead - target.rank)
 
     def _next(self) -> tuple[int, list[_Target], _Run | None] | None:
-        """The next page to read, the targets it is for, and the run it belongs to."""
+        """The next page to read, the targets it is for, and the run it belongs to: a
+        chase first, then the new jobs' pages from the top, then each ranked job's
+        page, then the pages below where the placed jobs may lie."""
         if self._chases:
             return self._chase()
-        step = self.step
-        for run in self._runs:
-            unseen = len(run.members - self.found)
-            if unseen and run.cursor < run.end and unseen > run.in_flight * step:
-                start = run.cursor
-                run.cursor += step
-                return start, self._targets_within(start, start + step), run
+        if self._fresh is not None and self._wants(self._fresh):
+            return self._run_page(self._fresh)
         while self._next_target < len(self._targets):
             target = self._targets[self._next_target]
             if target.taken or id(target.job) in self.found:
                 self._next_target += 1
                 continue
             start = self._offset(target)
-            return start, self._targets_within(start, start + step - self._slack()), None
+            return start, self._targets_within(start, start + self.step - self._slack()), None
+        if self._placed is not None and self._wants(self._placed):
+            return self._run_page(self._placed)
         return None
+
+    def _wants(self, run: _Run) -> bool:
+        """Whether ``run`` reads another page now: some of its jobs are unseen, more than
+        its pages in flight can hold, and it has not reached its end (which the projects
+        made since the round's first page push further down)."""
+        unseen = len(run.members - self.found)
+        end = run.end + (self.total - self._first_total)
+        return unseen > run.in_flight * self.step and run.cursor < end and not run.at_end
+
+    def _run_page(self, run: _Run) -> tuple[int, list[_Target], _Run]:
+        start = run.cursor
+        run.cursor += self.step
+        return start, self._targets_within(start, start + self.step), run
 
     def _slack(self) -> int:
         """Places a page read for jobs leaves at its end: none while the list stands
