@@ -1,6 +1,7 @@
 """asyncclient: the asyncio-first SDK for the video-generation service.
 
-Start with :class:`AsyncClient`; every model, enum and error is importable from here.
+Start with :class:`AsyncClient` (or :class:`Client`, its synchronous twin); every model,
+enum and error is importable from here.
 
 ``import asyncclient`` loads what a first request uses (the client, its request path,
 the errors); the models, batches and the rest load when first named (PEP 562), so
@@ -137,8 +138,13 @@ if TYPE_CHECKING:  # what the names below resolve to, for type checkers and IDEs
         VisualPreset,
     )
     from asyncclient.resources.social import NicheVideosPage
+    from asyncclient.sync import Client, SyncBatch, SyncPager, SyncVideoJob
 
 _MODULE_OF = {
+    "Client": "asyncclient.sync",
+    "SyncBatch": "asyncclient.sync",
+    "SyncPager": "asyncclient.sync",
+    "SyncVideoJob": "asyncclient.sync",
     "Batch": "asyncclient.batch.runner",
     "BatchOptions": "asyncclient.batch.runner",
     "BatchProgress": "asyncclient.batch.runner",
@@ -197,6 +203,7 @@ __all__ = [
     "BatchSettings",
     "Caption",
     "CaptionPreset",
+    "Client",
     "Clock",
     "CreatedProject",
     "CreationRequest",
@@ -259,6 +266,9 @@ __all__ = [
     "SocialVideo",
     "SocialVideoStats",
     "StartEndFrameScene",
+    "SyncBatch",
+    "SyncPager",
+    "SyncVideoJob",
     "SystemClock",
     "TalkingAvatarRequest",
     "Template",

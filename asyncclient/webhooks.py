@@ -49,12 +49,14 @@ from __future__ import annotations
 import asyncio
 import hmac
 import inspect
+import json
 import logging
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from aiohttp import web
+from attrs import frozen
 
 from asyncclient.awaiting.notifications import (
     MAX_BODY,
@@ -76,6 +78,7 @@ __all__ = [
     "WebhookMismatchError",
     "WebhookPayloadError",
     "WebhookReceiver",
+    "WebhookReply",
     "derive_token",
     "parse_event",
 ]
@@ -100,11 +103,36 @@ class SharedClaims(Protocol):
         ...
 
 
-def _answer(status: int, message: str | None = None) -> web.Response:
+@frozen
+class WebhookReply:
+    """The answer to one notification: what a web framework's view sends back.
+
+    ``status`` (200 once taken or a duplicate; 400, 401, 403, 409, 500 or 503 otherwise:
+    the service sends again later) and a small JSON ``body`` of ``content_type``.
+    """
+
+    status: int
+    body: bytes
+    content_type: str = "application/json"
+
+
+def _answer(status: int, message: str | None = None) -> WebhookReply:
     body: dict[str, Any] = {"success": status == 200}
     if message is not None:
         body["message"] = message
-    return web.json_response(body, status=status)
+    return WebhookReply(status, json.dumps(body).encode())
+
+
+def _response(reply: WebhookReply) -> web.Response:
+    return web.Response(status=reply.status, body=reply.body, content_type=reply.content_type)
+
+
+def _tokens_in(query: Mapping[str, str | Sequence[str]] | None) -> list[str]:
+    """The ``token`` values of a query, as a framework hands its query over."""
+    given = (query or {}).get("token")
+    if given is None:
+        return []
+    return [given] if isinstance(given, str) else list(given)
 
 
 async def _read_body(request: web.Request, limit: int) -> bytes:
@@ -196,28 +224,62 @@ class WebhookReceiver:
 
     async def handle(self, request: web.Request) -> web.Response:
         """The aiohttp handler: answer one notification."""
-        refused = self._check_token(request)
+        refused = self._check_token(request.query.getall("token", []))
         if refused is not None:
             self.refused += 1
-            return refused
+            return _response(refused)
         try:
             body = await _read_body(request, self._max_body)
             event = parse_event(body, max_size=self._max_body, max_depth=self._max_depth)
         except WebhookPayloadError as exc:
-            return _answer(400, str(exc))
+            return _response(_answer(400, str(exc)))
         except Exception as exc:  # a broken upload (bad encoding, cut short): no notification
             # The stream is broken: end it so that aiohttp does not read on (and log the
             # error again) after our answer, and close the connection after it.
             request.content.feed_eof()
-            answer = _answer(400, f"body: unreadable ({type(exc).__name__})")
+            answer = _response(_answer(400, f"body: unreadable ({type(exc).__name__})"))
             answer.force_close()
             return answer
+        return _response(await self._take(event))
+
+    async def respond(
+        self,
+        body: bytes,
+        *,
+        query: Mapping[str, str | Sequence[str]] | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> WebhookReply:
+        """Answer one notification from its raw parts, as :meth:`handle` answers a
+        request: for a view of another web framework (Flask, Django, an ASGI app).
+
+        Args:
+            body: The request's body, read whole (a framework reads it; refuse larger
+                bodies there too, e.g. Flask's ``MAX_CONTENT_LENGTH``).
+            query: The URL's query: each name with its value or values (Flask's
+                ``request.args.to_dict(flat=False)``, Django's ``request.GET.lists()``).
+            headers: The request's headers (read for nothing yet: the notification
+                carries no signature, spec 6); accepted so that a view need not change
+                when one is.
+
+        Returns:
+            The status and body to answer with (:class:`WebhookReply`).
+        """
+        del headers
+        refused = self._check_token(_tokens_in(query))
+        if refused is not None:
+            self.refused += 1
+            return refused
+        if len(body) > self._max_body:
+            return _answer(400, f"body: larger than {self._max_body} bytes")
+        try:
+            event = parse_event(body, max_size=self._max_body, max_depth=self._max_depth)
+        except WebhookPayloadError as exc:
+            return _answer(400, str(exc))
         return await self._take(event)
 
-    def _check_token(self, request: web.Request) -> web.Response | None:
+    def _check_token(self, given: Sequence[str]) -> WebhookReply | None:
         if self._token is None:
             return None
-        given = request.query.getall("token", [])
         if not given:
             return _answer(401, "token: missing")
         if len(given) != 1 or not self._known(given[0].encode("utf-8", "surrogatepass")):
@@ -231,7 +293,7 @@ class WebhookReceiver:
             found |= hmac.compare_digest(given, token)
         return found
 
-    async def _take(self, event: WebhookEvent) -> web.Response:
+    async def _take(self, event: WebhookEvent) -> WebhookReply:
         """Dedupe: a copy waits for the one in flight, then counts as a duplicate only if
         that one was taken (a forged copy in flight must not shadow the genuine one)."""
         key = self._key(event)
@@ -256,7 +318,7 @@ class WebhookReceiver:
 
     async def _take_shared(
         self, event: WebhookEvent, key: str, shared: SharedClaims
-    ) -> web.Response:
+    ) -> WebhookReply:
         """Claim the event across the fleet, handle it, and settle the claim."""
         try:
             claimed = await shared.claim_event(key)
@@ -274,7 +336,7 @@ class WebhookReceiver:
             logger.warning("webhook %r: could not record it as handled (%r)", key, exc)
         return answer
 
-    async def _process(self, event: WebhookEvent, key: str) -> web.Response:
+    async def _process(self, event: WebhookEvent, key: str) -> WebhookReply:
         if self._client is not None:
             try:
                 event = await event.confirm(self._client)
@@ -380,6 +442,18 @@ class ClientWebhooks:
     async def handle(self, request: web.Request) -> web.Response:
         """The aiohttp handler: ``app.router.add_post(path, client.webhooks.handle)``."""
         return await self.receiver.handle(request)
+
+    async def respond(
+        self,
+        body: bytes,
+        *,
+        query: Mapping[str, str | Sequence[str]] | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> WebhookReply:
+        """Answer one notification from its raw parts, for another framework's view
+        (see :meth:`WebhookReceiver.respond`); the sync client's ``client.webhooks``
+        has the same method, blocking."""
+        return await self.receiver.respond(body, query=query, headers=headers)
 
     def app(self, path: str = "/webhook") -> web.Application:
         """An application that receives notifications at ``path``."""

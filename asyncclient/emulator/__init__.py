@@ -29,6 +29,7 @@ from asyncclient.emulator._faults import FAULT_KINDS, GARBAGE_HEADERS, Fault, Fa
 from asyncclient.emulator._ratelimit import PLANS
 from asyncclient.emulator._seed import Catalog
 from asyncclient.emulator._state import DEFAULT_COSTS, DEFAULT_PROCESSING
+from asyncclient.emulator._thread import EmulatorThread, serve_in_thread
 from asyncclient.emulator._webhooks import RETRY_DELAYS, Attempt
 
 __all__ = [
@@ -42,8 +43,10 @@ __all__ = [
     "Catalog",
     "Counters",
     "Emulator",
+    "EmulatorThread",
     "Fault",
     "Faults",
     "RequestRecord",
     "ServiceClock",
+    "serve_in_thread",
 ]

@@ -1,0 +1,12 @@
+"""The synchronous face: :class:`Client` and the twins of jobs, pagers and batches.
+
+Each call runs the async client's own method in an event loop of the client's own (see
+``asyncclient.sync.client``); nothing here is a second implementation.
+"""
+
+from asyncclient.sync.batch import SyncBatch
+from asyncclient.sync.client import Client
+from asyncclient.sync.jobs import SyncVideoJob
+from asyncclient.sync.pager import SyncPager
+
+__all__ = ["Client", "SyncBatch", "SyncPager", "SyncVideoJob"]

@@ -1,0 +1,160 @@
+"""One event loop in a thread of its own: where a synchronous client's calls run.
+
+:class:`LoopThread` starts an anyio blocking portal (an asyncio loop in a daemon thread)
+on its first call, runs each call there and blocks the calling thread until it returns:
+any thread may call, many at once (a web server's worker threads), including a thread
+whose own event loop is running (a notebook cell, an async framework's thread): that loop
+is only blocked for the call, never re-entered. :meth:`LoopThread.close` runs a last
+coroutine (the async client's ``aclose``) and stops the loop and its thread.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import threading
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator
+from contextlib import AbstractContextManager
+from typing import Any, ParamSpec, TypeVar, overload
+
+from anyio.from_thread import BlockingPortal, start_blocking_portal
+
+__all__ = ["LoopThread"]
+
+T = TypeVar("T")
+P = ParamSpec("P")
+
+_IN_LOOP = (
+    "a synchronous client was called from its own event loop's thread (a callback the "
+    "client runs, such as on_progress or a webhook callback, called it): call the async "
+    "client there, or hand the call to another thread"
+)
+
+
+class _Done:
+    """What an exhausted async iterator gives the thread that iterates it."""
+
+
+_DONE = _Done()
+
+
+class LoopThread:
+    """An event loop in a daemon thread, started on first use.
+
+    Args:
+        name: The thread's name (shown in thread dumps).
+    """
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+        self._lock = threading.Lock()
+        self._portal: BlockingPortal | None = None
+        self._context: AbstractContextManager[BlockingPortal] | None = None
+        self._thread: threading.Thread | None = None
+        self._closed = False
+
+    @property
+    def started(self) -> bool:
+        """Whether the loop's thread runs."""
+        return self._portal is not None
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    @property
+    def thread(self) -> threading.Thread | None:
+        """The loop's thread, while it runs."""
+        return self._thread
+
+    def _started(self) -> BlockingPortal:
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("the client is closed")
+            if self._portal is None:
+                context = start_blocking_portal()
+                portal = context.__enter__()
+                self._thread = portal.call(threading.current_thread)
+                self._thread.name = self._name
+                self._portal, self._context = portal, context
+            return self._portal
+
+    @overload
+    def call(
+        self, func: Callable[P, Coroutine[Any, Any, T]], /, *args: P.args, **kwargs: P.kwargs
+    ) -> T: ...
+
+    @overload
+    def call(self, func: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T: ...
+
+    def call(self, func: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
+        """Run ``func(*args, **kwargs)`` in the loop (awaited if it is a coroutine
+        function) and return what it returns, or raise what it raises.
+
+        Only a coroutine is awaited: a returned job or batch (awaitable too) is handed
+        back as it is, not waited for."""
+        portal = self._started()
+        if threading.current_thread() is self._thread:
+            raise RuntimeError(_IN_LOOP)
+        box: _Box = portal.call(_run, functools.partial(func, *args, **kwargs))
+        return box.value
+
+    def iterate(self, make: Callable[[], AsyncIterator[T]]) -> Iterator[T]:
+        """The items of the async iterator ``make()`` builds in the loop, one call each.
+
+        Leaving the loop early (``break``, an error) closes the async iterator."""
+        iterator = self.call(make)
+        finished = False
+        try:
+            while True:
+                item: T | _Done = self.call(_next_of, iterator)
+                if isinstance(item, _Done):
+                    finished = True
+                    return
+                yield item
+        finally:
+            closer = getattr(iterator, "aclose", None)
+            if not finished and closer is not None and not self._closed:
+                self.call(closer)
+
+    def close(self, last: Callable[[], Awaitable[None]] | None = None) -> None:
+        """Await ``last()`` in the loop (when it ever started), then stop the loop and
+        join its thread. Later calls raise ``RuntimeError``; closing again does nothing."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            portal, context = self._portal, self._context
+        if portal is None or context is None:
+            return
+        if threading.current_thread() is self._thread:
+            raise RuntimeError(_IN_LOOP)
+        try:
+            if last is not None:
+                portal.call(last)
+        finally:
+            context.__exit__(None, None, None)  # stops the loop, joins the thread
+            self._portal = self._context = self._thread = None
+
+
+class _Box:
+    """A result carried out of the loop as it is (the portal would await an awaitable)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: object) -> None:
+        self.value = value
+
+
+async def _run(func: Callable[[], object]) -> _Box:
+    result = func()
+    if inspect.iscoroutine(result):
+        result = await result
+    return _Box(result)
+
+
+async def _next_of(iterator: AsyncIterator[T]) -> T | _Done:
+    try:
+        return await iterator.__anext__()
+    except StopAsyncIteration:
+        return _DONE
