@@ -1,6 +1,6 @@
 """A token bucket in Redis, shared by every process that uses one API key.
 
-Install the extra: ``pip install "asyncclient[redis]"``. Each ``acquire`` runs one
+Install the extra: ``pip install "vidgen-asyncclient[redis]"``. Each ``acquire`` runs one
 Lua script, atomically on the Redis server, that reads the server's own ``TIME``
 (so the workers' clocks do not matter), refills, and either takes a token or
 answers how long to wait. The wait is slept locally, so nothing busy-polls;

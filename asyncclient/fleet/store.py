@@ -30,7 +30,7 @@ The keys, under ``asyncclient:fleet:<hash of the key>:``: ``hook:busy:*``,
 Every method raises :class:`~asyncclient.errors.FleetError` (never an error of
 ``redis``) when Redis fails or answers oddly (:mod:`~asyncclient.fleet.faults`).
 
-Install the extra: ``pip install "asyncclient[redis]"``.
+Install the extra: ``pip install "vidgen-asyncclient[redis]"``.
 """
 
 from __future__ import annotations
@@ -149,7 +149,7 @@ def redis_from(redis: Any) -> tuple[Any, bool]:
     try:
         import redis.asyncio as aioredis
     except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError('redis=...: install the extra, pip install "asyncclient[redis]"') from exc
+        raise ImportError('redis=...: install the extra, pip install "vidgen-asyncclient[redis]"') from exc
     # A Redis that cannot be reached, or hangs, answers within seconds, not a TCP
     # timeout's minutes (the URL's own socket_connect_timeout and socket_timeout win).
     client = aioredis.from_url(

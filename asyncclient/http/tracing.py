@@ -1,6 +1,6 @@
 """OpenTelemetry spans for requests and job waits, when the application traces.
 
-Install the extra (``pip install "asyncclient[otel]"``, ``opentelemetry-api`` only) and
+Install the extra (``pip install "vidgen-asyncclient[otel]"``, ``opentelemetry-api`` only) and
 configure a tracer provider as usual (``opentelemetry.trace.set_tracer_provider``). Then:
 
 - every request of a client is a span of kind CLIENT named by its method, with
