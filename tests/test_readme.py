@@ -1,0 +1,51 @@
+"""The README's Python examples: every block parses (fragments may ``await`` at top level,
+as in a notebook), and every complete program runs as pasted, in a fresh interpreter
+with no ``ASYNCCLIENT_*`` variable set, against the emulator it starts itself."""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+BLOCKS = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
+
+
+def is_program(block: str) -> bool:
+    """A block that runs as pasted: it imports what it uses and starts what it needs."""
+    return "asyncio.run(" in block or "\nwith serve_in_thread(" in block
+
+
+PROGRAMS = [block for block in BLOCKS if is_program(block)]
+
+
+def test_every_python_block_of_the_readme_parses() -> None:
+    assert len(BLOCKS) >= 10
+    for block in BLOCKS:
+        compile(block, "README.md", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+
+
+def test_the_first_examples_are_programs_in_both_faces() -> None:
+    assert is_program(BLOCKS[0]) and "AsyncClient" in BLOCKS[0]
+    assert is_program(BLOCKS[1]) and "Client(" in BLOCKS[1] and "await" not in BLOCKS[1]
+
+
+@pytest.mark.parametrize("program", PROGRAMS, ids=[f"program{i}" for i in range(len(PROGRAMS))])
+def test_each_program_of_the_readme_runs_as_pasted(program: str, tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ASYNCCLIENT_")}
+    done = subprocess.run(
+        [sys.executable, "-c", program],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "COMPLETED" in done.stdout
