@@ -9,7 +9,11 @@ requests in flight on one session:
 - httpx (for information): ``client.get(url, headers=...)`` and ``json.loads(resp.content)``,
   default ``httpx.AsyncClient()`` (its pool costs it ~2 ms of CPU a request at 32 in flight);
 - the SDK: ``client.videos.get(id)``, end to end (limiter, retry policy, envelope
-  checks, rate-limit headers, the ``VideoDetail`` model).
+  checks, rate-limit headers, the ``VideoDetail`` model);
+- the sync client (``asyncclient.Client``) from one thread and from eight, each thread
+  one call at a time, beside the async client with as many calls in flight: what a
+  script or a threaded web server gets (goal: at least 0.7 of the async rate from one
+  thread). Its CPU includes its loop's thread.
 
 Nobody is throttled: the emulator serves the Premium plan at a time scale of 1,000, that
 is a million requests a (real) minute, burst 2,000; the SDK is given exactly that limit
@@ -34,6 +38,7 @@ import asyncio
 import json
 import statistics
 import sys
+import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -46,7 +51,7 @@ sys.path.insert(0, str(ROOT))
 import aiohttp  # noqa: E402
 import httpx  # noqa: E402
 
-from asyncclient import AsyncClient, Plan  # noqa: E402
+from asyncclient import AsyncClient, Client, Plan  # noqa: E402
 from benchmarks._processes import process_cpu, serving, two_cpus  # noqa: E402
 from benchmarks._report import Figure, machine, table  # noqa: E402
 
@@ -116,8 +121,8 @@ async def make_video(url: str, key: str, pid: int | None = None) -> Service:
         return Service(url, key, job.video_id, pid)
 
 
-async def drive(n: int, one: Callable[[], Awaitable[None]]) -> Run:
-    """Run ``one`` ``n`` times, ``CONCURRENCY`` at a time, after a warm-up."""
+async def drive(n: int, one: Callable[[], Awaitable[None]], concurrency: int = CONCURRENCY) -> Run:
+    """Run ``one`` ``n`` times, ``concurrency`` at a time, after a warm-up."""
     left = WARMUP
 
     async def worker() -> None:
@@ -126,10 +131,34 @@ async def drive(n: int, one: Callable[[], Awaitable[None]]) -> Run:
             left -= 1
             await one()
 
-    await asyncio.gather(*(worker() for _ in range(CONCURRENCY)))
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
     left = n
     cpu, wall = time.process_time(), time.perf_counter()
-    await asyncio.gather(*(worker() for _ in range(CONCURRENCY)))
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+    return Run(n, time.perf_counter() - wall, time.process_time() - cpu)
+
+
+def drive_threads(n: int, one: Callable[[], object], threads: int) -> Run:
+    """Run ``one`` ``n`` times from ``threads`` threads (each its share, one call at a
+    time), after a warm-up; the CPU is this process's, every thread's."""
+
+    def calls(count: int) -> None:
+        for _ in range(count):
+            one()
+
+    def spread(total: int) -> None:
+        workers = [
+            threading.Thread(target=calls, args=(total // threads + (i < total % threads),))
+            for i in range(threads)
+        ]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join()
+
+    spread(WARMUP)
+    cpu, wall = time.process_time(), time.perf_counter()
+    spread(n)
     return Run(n, time.perf_counter() - wall, time.process_time() - cpu)
 
 
@@ -173,7 +202,55 @@ async def sdk(service: Service, n: int) -> Run:
         return run
 
 
-CONTENDERS = {"raw aiohttp": raw_aiohttp, "httpx": raw_httpx, "SDK": sdk}
+async def sdk_in_flight(service: Service, n: int, in_flight: int) -> Run:
+    """The async client with ``in_flight`` calls at a time (what ``in_flight`` threads
+    of the sync client can have)."""
+    async with sdk_client(service) as client:
+
+        async def one() -> None:
+            await client.videos.get(service.video_id)
+
+        return await drive(n, one, in_flight)
+
+
+def sync_threads(service: Service, n: int, threads: int) -> Run:
+    """The sync client (``asyncclient.Client``) from ``threads`` threads, one call at a
+    time each; its own loop runs in its own thread."""
+    with Client(
+        service.key, base_url=service.url, plan=Plan.PREMIUM.rate_limit.scaled(TIME_SCALE)
+    ) as client:
+        run = drive_threads(n, lambda: client.videos.get(service.video_id), threads)
+        if client.stats.retries or client.stats.rate_limited:
+            raise RuntimeError(f"the sync client was throttled or retried: {client.stats!r}")
+        return run
+
+
+async def sdk_1(service: Service, n: int) -> Run:
+    return await sdk_in_flight(service, n, 1)
+
+
+async def sync_1(service: Service, n: int) -> Run:
+    return await asyncio.to_thread(sync_threads, service, n, 1)
+
+
+async def sdk_8(service: Service, n: int) -> Run:
+    return await sdk_in_flight(service, n, SYNC_THREADS)
+
+
+async def sync_8(service: Service, n: int) -> Run:
+    return await asyncio.to_thread(sync_threads, service, n, SYNC_THREADS)
+
+
+SYNC_THREADS = 8
+CONTENDERS = {
+    "raw aiohttp": raw_aiohttp,
+    "httpx": raw_httpx,
+    "SDK": sdk,
+    "SDK, 1 in flight": sdk_1,
+    "sync, 1 thread": sync_1,
+    f"SDK, {SYNC_THREADS} in flight": sdk_8,
+    f"sync, {SYNC_THREADS} threads": sync_8,
+}
 
 
 async def measure(n: int, repeat: int, pin: bool = True) -> dict[str, list[Run]]:
@@ -231,6 +308,28 @@ def figures_of(runs: dict[str, list[Run]], n: int, pin: bool = True) -> list[Fig
                 goal=goals[1],
                 baseline=what,
                 extra=_extra(sdk_runs, base, other),
+            )
+        )
+    for threads, goal in ((1, ">= 0.7"), (SYNC_THREADS, "-")):
+        sync_runs = runs[f"sync, {threads} thread{'s' if threads > 1 else ''}"]
+        async_runs = runs[f"SDK, {threads} in flight"]
+        what = (
+            f"the async client with {threads} call{'s' if threads > 1 else ''} in flight "
+            f"(the same {n} GETs, the same emulator, interleaved); the sync client runs "
+            f"it in its own loop thread, called from {threads} thread"
+            f"{'s' if threads > 1 else ''}"
+        )
+        out.append(
+            Figure(
+                name=f"videos.get: sync client req/s / async client req/s, {threads} "
+                f"thread{'s' if threads > 1 else ''}",
+                values=[s.rate / a.rate for s, a in zip(sync_runs, async_runs, strict=True)],
+                goal=goal,
+                baseline=what,
+                extra={
+                    "last run": f"sync {sync_runs[-1].rate:.0f} req/s, async "
+                    f"{async_runs[-1].rate:.0f} req/s"
+                },
             )
         )
     return out
