@@ -33,15 +33,13 @@ A receiver with neither ``token`` nor ``confirm_with`` accepts anyone's notifica
 a forged one naming the same video with another URL or status, taken first, cannot make
 the genuine one be dropped (your handler sees both, and must judge them itself).
 
-:class:`ClientWebhooks` is ``client.webhooks``, the client's own receiver. A client given
-``webhook_url`` gives every creation (unless the call passes its own ``webhook``) a
-notification URL built from it with the receiver's token (derived from the API key by
-:func:`derive_token`, so every process holding the key agrees on it, or given
-explicitly; tokens of keys being rotated out stay accepted). Each notification is
-checked, confirmed through the API (one read of the video), deduplicated (across a
-fleet's processes with ``redis=``), and handed to the jobs this process awaits for that
-video or project, which finish with the service's record at once, then to the callbacks
-registered with :meth:`ClientWebhooks.on_event`.
+:class:`ClientWebhooks` is ``client.webhooks``, the client's own receiver: with
+``webhook_url`` every creation (unless it passes its own ``webhook``) carries a URL with
+the receiver's token (from the API key, :func:`derive_token`, or given; tokens of keys
+being rotated out stay accepted). Each notification is checked, confirmed (one read of
+the video), deduplicated (across a fleet with ``redis=``) and handed to the jobs this
+process awaits for it, then to the :meth:`ClientWebhooks.on_event` callbacks. Another
+framework's view answers through :meth:`WebhookReceiver.respond` (the raw parts).
 """
 
 from __future__ import annotations
@@ -49,14 +47,12 @@ from __future__ import annotations
 import asyncio
 import hmac
 import inspect
-import json
 import logging
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from aiohttp import web
-from attrs import frozen
 
 from asyncclient.awaiting.notifications import (
     MAX_BODY,
@@ -65,7 +61,10 @@ from asyncclient.awaiting.notifications import (
     WebhookEvent,
     WebhookMismatchError,
     WebhookPayloadError,
+    WebhookReply,
+    answer,
     parse_event,
+    tokens_in,
 )
 from asyncclient.awaiting.tokens import derive_token, with_token
 
@@ -103,36 +102,8 @@ class SharedClaims(Protocol):
         ...
 
 
-@frozen
-class WebhookReply:
-    """The answer to one notification: what a web framework's view sends back.
-
-    ``status`` (200 once taken or a duplicate; 400, 401, 403, 409, 500 or 503 otherwise:
-    the service sends again later) and a small JSON ``body`` of ``content_type``.
-    """
-
-    status: int
-    body: bytes
-    content_type: str = "application/json"
-
-
-def _answer(status: int, message: str | None = None) -> WebhookReply:
-    body: dict[str, Any] = {"success": status == 200}
-    if message is not None:
-        body["message"] = message
-    return WebhookReply(status, json.dumps(body).encode())
-
-
 def _response(reply: WebhookReply) -> web.Response:
     return web.Response(status=reply.status, body=reply.body, content_type=reply.content_type)
-
-
-def _tokens_in(query: Mapping[str, str | Sequence[str]] | None) -> list[str]:
-    """The ``token`` values of a query, as a framework hands its query over."""
-    given = (query or {}).get("token")
-    if given is None:
-        return []
-    return [given] if isinstance(given, str) else list(given)
 
 
 async def _read_body(request: web.Request, limit: int) -> bytes:
@@ -224,23 +195,21 @@ class WebhookReceiver:
 
     async def handle(self, request: web.Request) -> web.Response:
         """The aiohttp handler: answer one notification."""
-        refused = self._check_token(request.query.getall("token", []))
+        refused = self._refuse(request.query.getall("token", []))
         if refused is not None:
-            self.refused += 1
             return _response(refused)
         try:
             body = await _read_body(request, self._max_body)
-            event = parse_event(body, max_size=self._max_body, max_depth=self._max_depth)
         except WebhookPayloadError as exc:
-            return _response(_answer(400, str(exc)))
+            return _response(answer(400, str(exc)))
         except Exception as exc:  # a broken upload (bad encoding, cut short): no notification
             # The stream is broken: end it so that aiohttp does not read on (and log the
             # error again) after our answer, and close the connection after it.
             request.content.feed_eof()
-            answer = _response(_answer(400, f"body: unreadable ({type(exc).__name__})"))
-            answer.force_close()
-            return answer
-        return _response(await self._take(event))
+            response = _response(answer(400, f"body: unreadable ({type(exc).__name__})"))
+            response.force_close()
+            return response
+        return _response(await self._answer_body(body))
 
     async def respond(
         self,
@@ -250,40 +219,38 @@ class WebhookReceiver:
         headers: Mapping[str, str] | None = None,
     ) -> WebhookReply:
         """Answer one notification from its raw parts, as :meth:`handle` answers a
-        request: for a view of another web framework (Flask, Django, an ASGI app).
+        request: for a view of another framework (Flask, Django, an ASGI app).
 
-        Args:
-            body: The request's body, read whole (a framework reads it; refuse larger
-                bodies there too, e.g. Flask's ``MAX_CONTENT_LENGTH``).
-            query: The URL's query: each name with its value or values (Flask's
-                ``request.args.to_dict(flat=False)``, Django's ``request.GET.lists()``).
-            headers: The request's headers (read for nothing yet: the notification
-                carries no signature, spec 6); accepted so that a view need not change
-                when one is.
-
-        Returns:
-            The status and body to answer with (:class:`WebhookReply`).
+        ``body`` is read whole (refuse larger ones in the framework too); ``query`` maps
+        each name to its value or values (Flask's ``request.args.to_dict(flat=False)``);
+        ``headers`` are read for nothing yet (notifications carry no signature, spec 6).
+        Returns the status and body to answer with.
         """
         del headers
-        refused = self._check_token(_tokens_in(query))
-        if refused is not None:
-            self.refused += 1
-            return refused
+        refused = self._refuse(tokens_in(query))
+        return refused if refused is not None else await self._answer_body(body)
+
+    def _refuse(self, given: Sequence[str]) -> WebhookReply | None:
+        refused = self._check_token(given)
+        self.refused += refused is not None
+        return refused
+
+    async def _answer_body(self, body: bytes) -> WebhookReply:
         if len(body) > self._max_body:
-            return _answer(400, f"body: larger than {self._max_body} bytes")
+            return answer(400, f"body: larger than {self._max_body} bytes")
         try:
             event = parse_event(body, max_size=self._max_body, max_depth=self._max_depth)
         except WebhookPayloadError as exc:
-            return _answer(400, str(exc))
+            return answer(400, str(exc))
         return await self._take(event)
 
     def _check_token(self, given: Sequence[str]) -> WebhookReply | None:
         if self._token is None:
             return None
         if not given:
-            return _answer(401, "token: missing")
+            return answer(401, "token: missing")
         if len(given) != 1 or not self._known(given[0].encode("utf-8", "surrogatepass")):
-            return _answer(403, "token: wrong")
+            return answer(403, "token: wrong")
         return None
 
     def _known(self, given: bytes) -> bool:
@@ -301,7 +268,7 @@ class WebhookReceiver:
             await busy.wait()
         if key in self._seen:
             self.duplicates += 1
-            return _answer(200, "duplicate ignored")
+            return answer(200, "duplicate ignored")
         busy = self._busy[key] = asyncio.Event()
         try:
             if self._shared is None:
@@ -324,17 +291,17 @@ class WebhookReceiver:
             claimed = await shared.claim_event(key)
         except Exception as exc:  # the shared store is down: let the service retry
             logger.warning("webhook %r: deduplication unavailable (%r)", key, exc)
-            return _answer(503, "deduplication unavailable; retry later")
+            return answer(503, "deduplication unavailable; retry later")
         if not claimed:
             self.duplicates += 1
             self._remember_seen(key)
-            return _answer(200, "duplicate ignored")
-        answer = await self._process(event, key)
+            return answer(200, "duplicate ignored")
+        reply = await self._process(event, key)
         try:
-            await shared.settle_event(key, taken=answer.status == 200)
+            await shared.settle_event(key, taken=reply.status == 200)
         except Exception as exc:  # the claim lapses on its own; a later copy is handled
             logger.warning("webhook %r: could not record it as handled (%r)", key, exc)
-        return answer
+        return reply
 
     async def _process(self, event: WebhookEvent, key: str) -> WebhookReply:
         if self._client is not None:
@@ -343,21 +310,21 @@ class WebhookReceiver:
             except WebhookPayloadError as exc:  # contradicted, or names no video nor project
                 self.refused += 1
                 logger.warning("webhook %r refused: %r", event.key, str(exc))
-                return _answer(409, "not confirmed by the service")
+                return answer(409, "not confirmed by the service")
             except Exception as exc:  # the read failed: neither confirmed nor refuted
                 logger.warning(
                     "webhook %r unconfirmed (%r); the service will retry", event.key, exc
                 )
-                return _answer(503, "could not confirm with the service; retry later")
+                return answer(503, "could not confirm with the service; retry later")
         try:
             result = self._handler(event)
             if inspect.isawaitable(result):
                 await result
         except Exception:
             logger.exception("webhook handler failed for %r; the service will retry", event.key)
-            return _answer(500, "handler failed")
+            return answer(500, "handler failed")
         self._remember_seen(key)
-        return _answer(200)
+        return answer(200)
 
     def _remember_seen(self, key: str) -> None:
         self._seen[key] = None
@@ -450,9 +417,7 @@ class ClientWebhooks:
         query: Mapping[str, str | Sequence[str]] | None = None,
         headers: Mapping[str, str] | None = None,
     ) -> WebhookReply:
-        """Answer one notification from its raw parts, for another framework's view
-        (see :meth:`WebhookReceiver.respond`); the sync client's ``client.webhooks``
-        has the same method, blocking."""
+        """Answer one notification from its raw parts (:meth:`WebhookReceiver.respond`)."""
         return await self.receiver.respond(body, query=query, headers=headers)
 
     def app(self, path: str = "/webhook") -> web.Application:

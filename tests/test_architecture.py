@@ -19,7 +19,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "asyncclient"
 
 # Who may import the facade, aiohttp and the emulator.
-FACES = re.compile(r"asyncclient(\.cli(\..+)?|\.emulator\.pytest_plugin)?$")
+FACES = re.compile(r"asyncclient(\.cli(\..+)?|\.sync(\..+)?|\.emulator\.pytest_plugin)?$")
 AIOHTTP = re.compile(r"asyncclient\.(http\.transport|webhooks|emulator(\..+)?)$")
 EMULATOR_USERS = re.compile(r"asyncclient\.(cli(\..+)?|emulator(\..+)?)$")
 
@@ -49,10 +49,22 @@ MAY_IMPORT: dict[str, set[str]] = {
     "notebook": BOTTOM | {"awaiting", "batch"},
     "client": BOTTOM
     | {"http", "awaiting", "batch", "resources", "fleet", "webhooks", "ratelimit", "retry"},
+    "sync": BOTTOM  # the synchronous face: the facade and what its methods return
+    | {"client", "awaiting", "batch", "resources", "webhooks", "http", "ratelimit"},
     "cli": {"*"},  # the command line is on top: it may use anything
     "__main__": {"cli"},
     "": BOTTOM  # asyncclient/__init__.py: re-exports, and attaches the notebook wing
-    | {"client", "http", "awaiting", "batch", "resources", "ratelimit", "retry", "notebook"},
+    | {
+        "client",
+        "http",
+        "awaiting",
+        "batch",
+        "resources",
+        "ratelimit",
+        "retry",
+        "notebook",
+        "sync",
+    },
     "emulator": {"models"},  # the enumerations (spec 2.1); the plugin's fixture builds a client
 }
 TOP_LEVEL_MODULES = 12

@@ -45,7 +45,7 @@ async def test_demo_runs_against_the_embedded_emulator(tmp_path: Path) -> None:
     assert "against the embedded emulator" in out
     assert out.rstrip().endswith("This ran against the embedded emulator, not the real service.")
     summary = dict(re.findall(r"^\| ([a-z0-9 ]+?) +\| (.*)$", out, re.M))
-    ok, failed = int(summary["ok"]), int(summary["failed"])
+    ok, failed = int(summary["completed"]), int(summary["failed"])
     assert ok + failed == 6 and ok >= 1
     assert summary["429s"] == "0"
     assert int(summary["credits used"]) == 5 * 6  # 5 credits a template video

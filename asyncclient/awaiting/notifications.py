@@ -13,7 +13,7 @@ import hashlib
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from itertools import accumulate
 from typing import TYPE_CHECKING, Any, Protocol
@@ -35,7 +35,10 @@ __all__ = [
     "WebhookEvent",
     "WebhookMismatchError",
     "WebhookPayloadError",
+    "WebhookReply",
+    "answer",
     "parse_event",
+    "tokens_in",
 ]
 
 
@@ -317,3 +320,35 @@ def parse_event(
     except Exception as exc:  # a body is input: nothing in it may raise anything else
         raise WebhookPayloadError(f"body: unreadable ({type(exc).__name__})") from None
     raise WebhookPayloadError("body: neither form A (data) nor form B (event)")
+
+
+# -- what a receiver answers ------------------------------------------------------------
+
+
+@frozen
+class WebhookReply:
+    """The answer to one notification: what a web framework's view sends back.
+
+    ``status`` (200 once taken or a duplicate; 400, 401, 403, 409, 500 or 503 otherwise:
+    the service sends again later) and a small JSON ``body`` of ``content_type``.
+    """
+
+    status: int
+    body: bytes
+    content_type: str = "application/json"
+
+
+def answer(status: int, message: str | None = None) -> WebhookReply:
+    """A reply: ``{"success": status == 200, "message": ...}``."""
+    body: dict[str, Any] = {"success": status == 200}
+    if message is not None:
+        body["message"] = message
+    return WebhookReply(status, json.dumps(body).encode())
+
+
+def tokens_in(query: Mapping[str, str | Sequence[str]] | None) -> list[str]:
+    """The ``token`` values of a query, as a framework hands its query over."""
+    given = (query or {}).get("token")
+    if given is None:
+        return []
+    return [given] if isinstance(given, str) else list(given)

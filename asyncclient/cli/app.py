@@ -21,16 +21,17 @@ import asyncclient.cli.demo as _cli_demo
 import asyncclient.cli.resources as _cli_resources
 from asyncclient._version import __version__
 from asyncclient.cli.exits import EXIT_INTERRUPTED, EXIT_OK, epilog
+from asyncclient.cli.options import Parser, RawHelp
 
 __all__ = ["main"]
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser: argparse.ArgumentParser = Parser(
         prog="asyncclient",
         description="Asyncio SDK for the video-generation service, with an embedded emulator.",
         epilog=epilog(),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=RawHelp,
     )
     parser.add_argument("--version", action="version", version=f"asyncclient {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")

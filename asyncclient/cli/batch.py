@@ -32,6 +32,7 @@ from asyncclient.cli.journal import (
     stopped_text,
     this_run_text,
 )
+from asyncclient.cli.options import count, credits, seconds
 from asyncclient.cli.output import error, note, print_json
 from asyncclient.cli.progress import ProgressDisplay
 from asyncclient.cli.resources import add_connection_args
@@ -66,41 +67,45 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     p.add_argument("rows", metavar="ROWS", help="a .csv (header line first) or .jsonl file")
     p.add_argument("--template", required=True, metavar="ID", help="the template's id")
-    p.add_argument("--concurrency", type=int, default=4, metavar="N", help="in flight (4)")
-    p.add_argument("--spacing", type=float, default=1.0, metavar="S", help="between sends (1)")
+    p.add_argument("--concurrency", type=count, default=4, metavar="N", help="rows in flight")
+    p.add_argument(
+        "--spacing", type=seconds, default=1.0, metavar="S", help="seconds between two sends"
+    )
     p.add_argument("--journal", metavar="FILE", help="default: ROWS.journal.jsonl")
     p.add_argument("--out", metavar="RESULTS.jsonl", help="write one result per row")
     p.add_argument("--download", metavar="DIR", help="download completed videos here")
-    p.add_argument("--budget", type=int, metavar="CREDITS", help="stop submitting past it")
+    p.add_argument("--budget", type=credits, metavar="CREDITS", help="stop submitting past it")
     p.add_argument(
         "--settle-window",
-        type=float,
+        type=seconds,
         default=600.0,
         metavar="S",
         help="a row whose reply was lost is resent only after this long, once the service "
-        "shows nothing made (600)",
+        "shows nothing made",
     )
     p.add_argument(
         "--unreachable-after",
-        type=float,
+        type=seconds,
         default=300.0,
         metavar="S",
         help="stop once the service has not answered for this long; rows never sent "
-        "end not_sent, accepted rows stay pending in the journal (300; 0: never stop)",
+        "end not_sent, accepted rows stay pending in the journal (0: never stop)",
     )
     p.add_argument(
         "--max-open",
-        type=int,
+        type=count,
         default=10_000,
         metavar="N",
-        help="most rows sent and not yet finished at once; the next waits (10000)",
+        help="most rows sent and not yet finished at once; the next waits",
     )
     p.add_argument(
         "--check",
         action="store_true",
         help="check every row and name the rejected ones; send nothing",
     )
-    p.add_argument("--title-column", default="title", metavar="NAME", help="(title)")
+    p.add_argument(
+        "--title-column", default="title", metavar="NAME", help="the column of the titles"
+    )
     p.add_argument("--json", action="store_true", help="print one JSON document on stdout")
     add_connection_args(p)
     p.set_defaults(func=batch_command)

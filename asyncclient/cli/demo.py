@@ -14,6 +14,7 @@ from asyncclient._clock import SYSTEM_CLOCK
 from asyncclient._states import RowOutcome
 from asyncclient.batch.report import BatchReport
 from asyncclient.cli.exits import EXIT_OK, EXIT_PARTIAL, EXIT_USAGE
+from asyncclient.cli.options import count
 from asyncclient.cli.output import error, note, print_json, print_summary
 from asyncclient.cli.progress import ProgressDisplay
 from asyncclient.cli.results import counts, download_results, row_records, run_batch
@@ -44,20 +45,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "by ASYNCCLIENT_API_KEY and ASYNCCLIENT_BASE_URL instead (this spends credits)."
         ),
     )
-    d.add_argument("--rows", type=_positive, default=20, metavar="N", help="videos to make (20)")
+    d.add_argument("--rows", type=count, default=20, metavar="N", help="videos to make")
     d.add_argument("--real", action="store_true", help="use the configured real service")
     d.add_argument("--template", default=None, metavar="ID", help="with --real: the template")
     d.add_argument(
         "--download", metavar="DIR", help="keep the videos in DIR (default: a temporary folder)"
     )
     d.add_argument("--json", action="store_true", help="print one JSON document on stdout")
-
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
 
 
 async def main(args: argparse.Namespace) -> int:
@@ -165,7 +159,7 @@ async def _run(
 
 
 _LABELS = (
-    (RowOutcome.COMPLETED, "ok"),
+    (RowOutcome.COMPLETED, "completed"),
     (RowOutcome.FAILED, "failed"),
     (RowOutcome.REJECTED, "rejected"),
     ("seconds", "seconds"),

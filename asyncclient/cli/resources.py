@@ -17,6 +17,7 @@ from typing import Any, cast
 from asyncclient._clock import SYSTEM_CLOCK, Clock, within
 from asyncclient._convert import converter
 from asyncclient.cli.exits import EXIT_CONFIG, EXIT_ERROR, EXIT_OK, EXIT_TIMEOUT, EXIT_USAGE
+from asyncclient.cli.options import count, positive_seconds
 from asyncclient.cli.output import error, print_json, print_record, print_table
 from asyncclient.cli.progress import DownloadProgress
 from asyncclient.cli.terminal import LiveLine, bar
@@ -71,7 +72,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     templates = subparsers.add_parser("templates", help="list and read templates")
     tsub = templates.add_subparsers(dest="templates_command", metavar="COMMAND", required=True)
     p = tsub.add_parser("list", parents=[common], help="list the team's templates")
-    p.add_argument("--type", choices=[t.value for t in ProjectType])
+    p.add_argument(
+        "--type",
+        choices=[t.value for t in ProjectType],
+        metavar="TYPE",
+        help="only templates of this type: %(choices)s (default: every type)",
+    )
     p.set_defaults(func=templates_list)
     p = tsub.add_parser("get", parents=[common], help="read one template")
     p.add_argument("id", metavar="ID")
@@ -85,9 +91,18 @@ def _register_videos(
     videos = subparsers.add_parser("videos", help="list, read, wait for and download videos")
     vsub = videos.add_subparsers(dest="videos_command", metavar="COMMAND", required=True)
     p = vsub.add_parser("list", parents=[common], help="list videos (newest first)")
-    p.add_argument("--status", choices=[s.value for s in VideoListStatus])
-    p.add_argument("--type", choices=[t.value for t in ProjectType])
-    p.add_argument("--limit", type=_positive_int, default=50, help="at most N videos (50)")
+    p.add_argument(
+        "--status",
+        choices=[s.value for s in VideoListStatus if s is not VideoListStatus.DRAFT],
+        help="only videos in this state (default: every state)",
+    )
+    p.add_argument(
+        "--type",
+        choices=[t.value for t in ProjectType],
+        metavar="TYPE",
+        help="only projects of this type: %(choices)s (default: every type)",
+    )
+    p.add_argument("--limit", type=count, default=50, metavar="N", help="at most N videos")
     p.set_defaults(func=videos_list)
     p = vsub.add_parser("get", parents=[common], help="read one video")
     p.add_argument("id", metavar="ID")
@@ -95,10 +110,18 @@ def _register_videos(
     p = vsub.add_parser("wait", parents=[common], help="poll a video until COMPLETED or FAILED")
     p.add_argument("id", metavar="ID")
     p.add_argument(
-        "--timeout", type=_positive_float, default=None, metavar="SECONDS", help="give up (exit 3)"
+        "--timeout",
+        type=positive_seconds,
+        default=None,
+        metavar="SECONDS",
+        help="give up after this long (exit 3; default: wait until it ends)",
     )
     p.add_argument(
-        "--interval", type=_positive_float, default=2.0, metavar="SECONDS", help="between reads (2)"
+        "--interval",
+        type=positive_seconds,
+        default=2.0,
+        metavar="SECONDS",
+        help="seconds between reads",
     )
     p.set_defaults(func=videos_wait)
     p = vsub.add_parser("download", parents=[common], help="download a completed video")
@@ -108,23 +131,9 @@ def _register_videos(
         metavar="PATH",
         nargs="?",
         default=".",
-        help="the file, or a directory (ending in / or existing: PATH/ID.mp4; default .)",
+        help="the file, or a directory (ending in / or existing: PATH/ID.mp4; default: .)",
     )
     p.set_defaults(func=videos_download)
-
-
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    value = float(text)
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be more than 0, got {text}")
-    return value
 
 
 # -- running ------------------------------------------------------------------------

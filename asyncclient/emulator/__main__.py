@@ -10,6 +10,7 @@ import json
 import signal
 import ssl
 import sys
+from collections.abc import Callable
 
 from asyncclient.emulator._emulator import Emulator
 from asyncclient.emulator._ratelimit import PLANS
@@ -20,28 +21,57 @@ DEFAULT_PORT = 8080
 """Tried first when ``--port`` is not given; a free port is taken if it is in use."""
 
 
+def _number(kind: type[int] | type[float], low: float, high: float) -> Callable[[str], float]:
+    """An option type: a number of ``kind`` from ``low`` to ``high`` (argparse names the
+    option and exits 2 on anything else)."""
+
+    def parse(text: str) -> float:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
+        if not low <= value <= high:  # NaN is refused too
+            raise argparse.ArgumentTypeError(f"must be from {low:g} to {high:g}, got {text}")
+        return value
+
+    parse.__name__ = kind.__name__
+    return parse
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="asyncclient emulator",
         description="Serve the emulated video-generation service on loopback.",
     )
-    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1)")
     parser.add_argument(
         "--port",
-        type=int,
+        type=_number(int, 0, 65535),
         default=None,
-        help=f"port (default {DEFAULT_PORT}, or a free one if {DEFAULT_PORT} is taken; "
+        help=f"port (default: {DEFAULT_PORT}, or a free one if {DEFAULT_PORT} is taken; "
         "0 = any free port); the URL is printed",
     )
     parser.add_argument(
         "--time-scale",
-        type=float,
+        type=_number(float, 0.001, 1e9),
         default=60.0,
-        help="service seconds per real second (default 60: a minute per second)",
+        help="service seconds per real second (default: 60, a minute a second)",
     )
-    parser.add_argument("--seed", type=int, default=0, help="seed of ids and jitter (default 0)")
-    parser.add_argument("--plan", choices=list(PLANS), default="premium", help="demo team plan")
-    parser.add_argument("--credits", type=int, default=100_000, help="demo team credits")
+    parser.add_argument(
+        "--seed", type=_number(int, 0, 2**63), default=0, help="seed of ids and jitter (default: 0)"
+    )
+    parser.add_argument(
+        "--plan",
+        choices=list(PLANS),
+        default="premium",
+        help="the demo team's plan (default: premium)",
+    )
+    parser.add_argument(
+        "--credits",
+        type=_number(int, 0, 10**15),
+        default=100_000,
+        help="the demo team's credits (default: 100000)",
+    )
     parser.add_argument(
         "--webhook-ca",
         metavar="FILE",

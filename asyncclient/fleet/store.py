@@ -149,7 +149,9 @@ def redis_from(redis: Any) -> tuple[Any, bool]:
     try:
         import redis.asyncio as aioredis
     except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError('redis=...: install the extra, pip install "vidgen-asyncclient[redis]"') from exc
+        raise ImportError(
+            'redis=...: install the extra, pip install "vidgen-asyncclient[redis]"'
+        ) from exc
     # A Redis that cannot be reached, or hangs, answers within seconds, not a TCP
     # timeout's minutes (the URL's own socket_connect_timeout and socket_timeout win).
     client = aioredis.from_url(
