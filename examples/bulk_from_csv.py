@@ -1,9 +1,9 @@
 """Make one talking-avatar video per row of a CSV file, resumably.
 
-    python examples/bulk_from_csv.py examples/bulk.csv
+    python examples/bulk_from_csv.py examples/talking_avatars.csv
 
 The CSV has a header line and the columns ``title``, ``script``, ``avatar_id`` and
-``voice_id`` (see ``examples/bulk.csv``). With ``ASYNCCLIENT_BASE_URL`` and
+``voice_id`` (see ``examples/talking_avatars.csv``). With ``ASYNCCLIENT_BASE_URL`` and
 ``ASYNCCLIENT_API_KEY`` set, it runs against that service (spending credits) and
 records every submission in a journal next to the CSV (``bulk.journal.jsonl``): run
 the same command again, after Ctrl-C or a crash, and it resumes without paying for a

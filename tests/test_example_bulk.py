@@ -12,7 +12,7 @@ from asyncclient.emulator import Emulator
 from tests.test_cli_main import CREATE, clean_env
 
 EXAMPLES = Path(__file__).parents[1] / "examples"
-ROWS = 5  # in examples/bulk.csv
+ROWS = 5  # in examples/talking_avatars.csv
 
 
 async def run_example(csv: Path, *args: str, env: dict[str, str]) -> tuple[int, str, str]:
@@ -26,8 +26,8 @@ async def run_example(csv: Path, *args: str, env: dict[str, str]) -> tuple[int, 
 
 
 def copy_rows(folder: Path) -> Path:
-    csv = folder / "bulk.csv"
-    shutil.copy(EXAMPLES / "bulk.csv", csv)
+    csv = folder / "talking_avatars.csv"
+    shutil.copy(EXAMPLES / "talking_avatars.csv", csv)
     return csv
 
 
@@ -40,7 +40,9 @@ async def test_without_a_service_it_runs_against_the_embedded_emulator(tmp_path:
     assert f"{ROWS}/{ROWS} finished: {ROWS} completed, 0 failed, 0 rejected" in lines
     assert [line.split()[2] for line in lines if line.startswith("row ")] == ["completed"] * ROWS
     assert lines[-1] == f"summary: {ROWS} of {ROWS} completed"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["bulk.csv"]  # its journal was temporary
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "talking_avatars.csv"
+    ]  # its journal was temporary
 
 
 async def test_against_a_service_a_second_run_resumes_from_the_journal(tmp_path: Path) -> None:
@@ -62,4 +64,4 @@ async def test_against_a_service_a_second_run_resumes_from_the_journal(tmp_path:
     assert "resuming from" not in first[1] and "resuming from" in second[1]
     assert len(created) == ROWS  # the second run sent nothing again
     assert names == sorted(f"Welcome {n}" for n in ("Ann", "Bo", "Chen", "Dara", "Eli"))
-    assert (tmp_path / "bulk.journal.jsonl").exists()
+    assert (tmp_path / "talking_avatars.journal.jsonl").exists()

@@ -5,6 +5,7 @@ with no ``ASYNCCLIENT_*`` variable set, against the emulator it starts itself.""
 from __future__ import annotations
 
 import ast
+import json
 import os
 import re
 import subprocess
@@ -49,3 +50,54 @@ def test_each_program_of_the_readme_runs_as_pasted(program: str, tmp_path: Path)
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert "COMPLETED" in done.stdout
+
+
+def test_the_readme_s_command_line_batch_runs_as_written(tmp_path: Path) -> None:
+    """``asyncclient emulator`` prints the demo key the README shows, and ``asyncclient
+    batch examples/welcome.csv --template tpl_welcome`` completes its five rows."""
+    readme = (ROOT / "README.md").read_text()
+    key = re.search(r"ASYNCCLIENT_API_KEY=(emu_[0-9a-f]+)", readme)
+    assert key is not None and "asyncclient batch examples/welcome.csv" in readme
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ASYNCCLIENT_")}
+    emulator = subprocess.Popen(
+        [sys.executable, "-m", "asyncclient", "emulator", "--port", "0", "--json"],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        assert emulator.stdout is not None
+        printed = json.loads(emulator.stdout.readline())
+        assert printed["apiKey"] == key[1]  # the README's key is the emulator's demo key
+        env.update(ASYNCCLIENT_BASE_URL=printed["url"], ASYNCCLIENT_API_KEY=printed["apiKey"])
+        out = tmp_path / "results.jsonl"
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "asyncclient",
+                "batch",
+                str(ROOT / "examples" / "welcome.csv"),
+                "--template",
+                "tpl_welcome",
+                "--spacing",
+                "0",
+                "--out",
+                str(out),
+                "--journal",
+                str(tmp_path / "welcome.journal.jsonl"),
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=tmp_path,
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        rows = [json.loads(line) for line in out.read_text().splitlines()]
+        assert [r["status"] for r in rows] == ["completed"] * 5
+    finally:
+        emulator.terminate()
+        emulator.wait(10)
+        if emulator.stdout is not None:
+            emulator.stdout.close()
