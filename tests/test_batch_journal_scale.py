@@ -408,3 +408,28 @@ def test_the_journal_s_project_digests_merge_without_a_list_of_every_digest() ->
     # The recent set (~70 bytes a digest) and the new array beside the old: far below a
     # list of every digest (the old merge's 36-plus bytes each, on top of both arrays).
     assert peak < 8 * len(whole) * 2 + 80 * RECENT_DIGESTS
+
+
+def test_writing_the_index_copies_none_of_the_table_s_arrays(tmp_path: Path) -> None:
+    """A checkpoint of 200,000 rows writes views of the table's arrays (17 bytes a row,
+    3.4 MB): it allocates a small part of that, not a copy of each array and of their
+    sum (43 bytes a row, 43 MB at a million rows, at every checkpoint). The arrays can
+    still grow afterwards: no view of them is left alive."""
+    rows = 200_000
+    path = large(tmp_path, rows)
+    journal = Journal.open(path, BATCH)  # read whole, then indexed on close
+    gc.collect()
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        before = tracemalloc.get_traced_memory()[0]
+        journal._checkpoint()  # what a run does every so many records
+        peak = tracemalloc.get_traced_memory()[1] - before
+    finally:
+        tracemalloc.stop()
+    assert peak < 2 * rows, f"{peak / rows:.1f} bytes a row"
+    journal.record(J.SUBMIT, rows, "fnew", name="one more")  # the arrays grow
+    journal.close()
+    reopened = Journal.open(path, BATCH)
+    assert reopened.indexed and len(reopened.rows) == rows + 1
+    reopened.close()
