@@ -382,13 +382,14 @@ def test_the_journal_s_project_digests_merge_without_a_list_of_every_digest() ->
     """The owned projects' digests: a sorted array and a bounded set of recent ones. A
     merge streams the two into a new array: correct across many merges, and while it
     runs it holds about the array again, not a list of every digest (36 bytes each)."""
-    from asyncclient.batch.journal_table import RECENT_DIGESTS, DigestSet, digest_of
+    from asyncclient.batch.digests import RECENT as RECENT_DIGESTS
+    from asyncclient.batch.digests import DigestSet, digest_of
 
     n = 3 * RECENT_DIGESTS + 123
-    digests = DigestSet()
+    digests = DigestSet(rows=False)
     for i in range(n):
-        digests.add(digest_of(f"p{i}"))
-        digests.add(digest_of(f"p{i // 2}"))  # every one again: kept once
+        digests.add_key(digest_of(f"p{i}"))
+        digests.add_key(digest_of(f"p{i // 2}"))  # every one again: kept once
     assert len(digests) == n
     assert all(digest_of(f"p{i}") in digests for i in range(0, n, 97))
     assert digest_of("never") not in digests
@@ -398,16 +399,16 @@ def test_the_journal_s_project_digests_merge_without_a_list_of_every_digest() ->
         tracemalloc.reset_peak()
         before = tracemalloc.get_traced_memory()[0]
         for i in range(n, n + RECENT_DIGESTS):  # the next add merges
-            digests.add(digest_of(f"p{i}"))
+            digests.add_key(digest_of(f"p{i}"))
         peak = tracemalloc.get_traced_memory()[1] - before
     finally:
         tracemalloc.stop()
     whole = digests.sorted()
     assert len(whole) == n + RECENT_DIGESTS
     assert all(a < b for a, b in itertools.pairwise(whole))  # sorted, each once
-    # The recent set (~70 bytes a digest) and the new array beside the old: far below a
-    # list of every digest (the old merge's 36-plus bytes each, on top of both arrays).
-    assert peak < 8 * len(whole) * 2 + 80 * RECENT_DIGESTS
+    # The recent entries (~100 bytes each in their dict) and the array grown in place:
+    # no second array, and far below a list of every digest (36-plus bytes each).
+    assert peak < 8 * RECENT_DIGESTS * 2 + 130 * RECENT_DIGESTS
 
 
 def test_writing_the_index_copies_none_of_the_table_s_arrays(tmp_path: Path) -> None:

@@ -1,30 +1,35 @@
-"""A set of strings kept as 64-bit digests, each with a row number: 12 bytes a slot.
+"""A set of strings kept as 64-bit digests, each with a row number: 12 bytes an entry.
 
 A batch of a million rows must not keep a million strings to tell whether a title was
-used before (titles are how an interrupted row's video is found again) or whether a
+used before (titles are how an interrupted row's video is found again), nor whether a
 project is already owned by a row: a Python set of them costs 60 to 100 bytes an entry
-and more. :class:`DigestSet` keeps a 64-bit BLAKE2b digest of each string and a number
-(the row that added it, 32 bits) in two flat arrays, an open-addressing table kept at
-most half full: 24 to 48 bytes an entry. Two different strings share a digest with a
-probability of about n²/2⁶⁵ (one in 3·10⁷ for a million entries). Row numbers are below
-2³¹ (a journal takes fewer rows still).
+and more. :class:`DigestSet` keeps a 64-bit BLAKE2b digest of each string in one sorted
+array (8 bytes), the row that added it in a parallel one (4 bytes; none for a set
+without rows, such as a journal's owned projects), and the ones added since the last
+merge in a small dict (:data:`RECENT` at most, under 1 MB). A merge moves the sorted
+array's runs up in place, a slice at a time, to make room for the recent ones: no
+second array, no list of every digest, so memory is the arrays and little else at any
+moment. Two different strings share a digest with a probability of about n²/2⁶⁵ (one in
+3·10⁷ for a million entries). Row numbers are below 2³¹.
 """
 
 from __future__ import annotations
 
 import hashlib
 from array import array
+from bisect import bisect_left
 from collections.abc import Iterable, Iterator
 
-__all__ = ["DigestSet", "digest_of"]
+__all__ = ["RECENT", "DigestSet", "digest_of"]
 
-_EMPTY = 0
+RECENT = 1 << 13
+"""Entries a :class:`DigestSet` holds outside its sorted arrays, at most."""
 
 
 def digest_of(text: str) -> int:
-    """The string's 64-bit digest (never 0: 0 marks an empty slot)."""
+    """The string's 64-bit digest (BLAKE2b)."""
     raw = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest()
-    return int.from_bytes(raw, "little") or 1
+    return int.from_bytes(raw, "little")
 
 
 class DigestSet:
@@ -32,65 +37,92 @@ class DigestSet:
 
     Args:
         items: Strings to start with (row -1).
+        rows: Keep each entry's row (``add`` and ``row_of`` tell it); without, -1.
+        keys: Sorted digests to start with (a journal's index), each once.
     """
 
-    __slots__ = ("_keys", "_mask", "_rows", "_size")
+    __slots__ = ("_keys", "_recent", "_rows")
 
-    def __init__(self, items: Iterable[str] = ()) -> None:
-        self._size = 0
-        self._mask = 15
-        self._keys = array("Q", bytes(8 * 16))
-        self._rows = array("i", bytes(4 * 16))
+    def __init__(
+        self, items: Iterable[str] = (), *, rows: bool = True, keys: array[int] | None = None
+    ) -> None:
+        self._keys: array[int] = keys if keys is not None else array("Q")
+        self._rows: array[int] | None = array("i", [-1]) * len(self._keys) if rows else None
+        self._recent: dict[int, int] = {}
         for item in items:
             self.add(item)
 
     def __len__(self) -> int:
-        return self._size
+        return len(self._keys) + len(self._recent)
 
     def __contains__(self, item: object) -> bool:
-        return isinstance(item, str) and self.row_of(item) is not None
+        if isinstance(item, str):
+            item = digest_of(item)
+        return isinstance(item, int) and self.row_of_key(item) is not None
 
     def __iter__(self) -> Iterator[str]:
         """Digests keep no strings: nothing to iterate (``in`` and ``len`` work)."""
         return iter(())
 
-    def _slot(self, key: int) -> int:
-        """The slot that holds ``key``, or the empty one where it would go."""
-        keys, mask = self._keys, self._mask
-        slot = key & mask
-        while keys[slot] != key and keys[slot] != _EMPTY:
-            slot = (slot + 1) & mask
-        return slot
-
     def row_of(self, item: str) -> int | None:
         """The row that added ``item`` first, or None when it was never added."""
-        slot = self._slot(digest_of(item))
-        return None if self._keys[slot] == _EMPTY else self._rows[slot]
+        return self.row_of_key(digest_of(item))
+
+    def row_of_key(self, key: int) -> int | None:
+        """The row that added the digest ``key`` first, or None."""
+        row = self._recent.get(key)
+        if row is not None:
+            return row
+        keys = self._keys
+        at = bisect_left(keys, key)
+        if at == len(keys) or keys[at] != key:
+            return None
+        return -1 if self._rows is None else self._rows[at]
 
     def add(self, item: str, row: int = -1) -> int | None:
-        """Add ``item`` for ``row``; returns the row that added it before, or None when
-        it is new."""
-        key = digest_of(item)
-        slot = self._slot(key)
-        if self._keys[slot] != _EMPTY:
-            return self._rows[slot]
-        self._keys[slot] = key
-        self._rows[slot] = row
-        self._size += 1
-        if 2 * self._size > self._mask:
-            self._grow()
+        """Add ``item`` for ``row``; the row that added it before, or None when new."""
+        return self.add_key(digest_of(item), row)
+
+    def add_key(self, key: int, row: int = -1) -> int | None:
+        """Add the digest ``key`` for ``row``; the row that added it before, or None."""
+        before = self.row_of_key(key)
+        if before is not None:
+            return before
+        self._recent[key] = row
+        if len(self._recent) >= RECENT:
+            self._merge()
         return None
 
-    def _grow(self) -> None:
-        old_keys, old_rows = self._keys, self._rows
-        slots = 2 * (self._mask + 1)
-        self._mask = mask = slots - 1
-        self._keys = keys = array("Q", bytes(8 * slots))
-        self._rows = rows = array("i", bytes(4 * slots))
-        for key, row in zip(old_keys, old_rows, strict=True):
-            if key != _EMPTY:
-                slot = key & mask
-                while keys[slot] != _EMPTY:
-                    slot = (slot + 1) & mask
-                keys[slot] = key
-                rows[slot] = row
+    def update_keys(self, keys: Iterable[int]) -> None:
+        """Add many digests (row -1)."""
+        for key in keys:
+            self.add_key(key)
+
+    def sorted(self) -> array[int]:
+        """Every digest, sorted (the array itself, not a copy)."""
+        if self._recent:
+            self._merge()
+        return self._keys
+
+    def _merge(self) -> None:
+        """Merge the recent entries into the sorted arrays, in place: from the largest
+        new digest down, the run of old ones above it moves up by the count of new ones
+        at or below it, one slice assignment each."""
+        added = sorted(self._recent.items())
+        self._recent = {}
+        keys, rows = self._keys, self._rows
+        end = len(keys)  # the old entries not moved yet are keys[:end]
+        keys.frombytes(bytes(8 * len(added)))
+        if rows is not None:
+            rows.frombytes(bytes(4 * len(added)))
+        for j in range(len(added) - 1, -1, -1):
+            key, row = added[j]
+            at = bisect_left(keys, key, 0, end)
+            if at < end:
+                keys[at + j + 1 : end + j + 1] = keys[at:end]
+                if rows is not None:
+                    rows[at + j + 1 : end + j + 1] = rows[at:end]
+            keys[at + j] = key
+            if rows is not None:
+                rows[at + j] = row
+            end = at

@@ -195,7 +195,7 @@ def _install(
     table.offsets = offsets
     table.open = {row.index: row for row in open_rows}
     table.loose = {row.index: row for row in loose}
-    table.projects = DigestSet(digests)
+    table.projects = DigestSet(rows=False, keys=digests)
     table.known = len(codes) - codes.count(0)
 
 

@@ -18,11 +18,8 @@ again is checked against what was sent).
 
 from __future__ import annotations
 
-import hashlib
-import heapq
 import json
 from array import array
-from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime
 from typing import Any, NoReturn
@@ -30,6 +27,7 @@ from typing import Any, NoReturn
 from attrs import define, evolve
 
 from asyncclient._states import JOURNAL, JournalEvent
+from asyncclient.batch.digests import DigestSet, digest_of
 
 __all__ = ["DigestSet", "RowState", "RowTable", "RowsView", "digest_of", "fold", "line_state"]
 
@@ -143,67 +141,6 @@ def whole_line(record: dict[str, Any], state: RowState) -> dict[str, Any]:
     return line
 
 
-def digest_of(name: str) -> int:
-    """A 64-bit digest of a project id (BLAKE2b): what :class:`DigestSet` keeps."""
-    digest = hashlib.blake2b(name.encode("utf-8", "surrogatepass"), digest_size=8).digest()
-    return int.from_bytes(digest, "little")
-
-
-class DigestSet:
-    """64-bit digests: the bulk in one sorted array (8 bytes a digest), the ones added
-    since in a small set, merged into the array once they are :data:`RECENT_DIGESTS`.
-
-    The merge streams both sorted runs into a new array (no list of a million ints, no
-    insert that moves the array), so a million digests cost 8 MB, and about as much
-    again while one merge runs.
-    """
-
-    __slots__ = ("_main", "_recent")
-
-    def __init__(self, digests: array[int] | None = None) -> None:
-        self._main: array[int] = digests if digests is not None else array("Q")
-        self._recent: set[int] = set()
-
-    def __len__(self) -> int:
-        return len(self._main) + len(self._recent)
-
-    def __contains__(self, digest: int) -> bool:
-        return digest in self._recent or _has(self._main, digest)
-
-    def add(self, digest: int) -> None:
-        """Add one digest (kept once)."""
-        if digest in self._recent or _has(self._main, digest):
-            return
-        self._recent.add(digest)
-        if len(self._recent) >= RECENT_DIGESTS:
-            self._merge()
-
-    def update(self, digests: Iterable[int]) -> None:
-        """Add many digests."""
-        for digest in digests:
-            self.add(digest)
-
-    def sorted(self) -> array[int]:
-        """Every digest, sorted (the array itself, not a copy)."""
-        if self._recent:
-            self._merge()
-        return self._main
-
-    def _merge(self) -> None:
-        recent = sorted(self._recent)
-        self._recent = set()
-        self._main = array("Q", heapq.merge(self._main, recent))
-
-
-RECENT_DIGESTS = 1 << 16
-"""Digests a :class:`DigestSet` holds outside its sorted array, at most (about 4 MB)."""
-
-
-def _has(digests: array[int], digest: int) -> bool:
-    at = bisect_left(digests, digest)
-    return at < len(digests) and digests[at] == digest
-
-
 class RowTable:
     """Every row's last event and line, in arrays indexed by row number; open rows whole.
 
@@ -227,7 +164,7 @@ class RowTable:
         self.open: dict[int, RowState] = {}
         self.loose: dict[int, RowState] = {}
         """Finished rows whose last line does not tell all of them (an earlier version's)."""
-        self.projects = DigestSet()
+        self.projects = DigestSet(rows=False)
         self.known = 0
         """Rows with at least one line."""
         self._read_line = read_line
@@ -314,7 +251,7 @@ class RowTable:
         for index, (base, *records) in self._pending.items():
             self.open[index] = fold(base, index, records)
         self._pending.clear()
-        self.projects.update(self._names)
+        self.projects.update_keys(self._names)
         self._names.clear()
 
     def _finished(self, index: int, old: int, record: dict[str, Any]) -> None:
