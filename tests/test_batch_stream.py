@@ -436,3 +436,39 @@ async def test_rows_an_earlier_run_got_accepted_are_awaited_without_being_rebuil
     assert all(r.ok for r in results) and len(results) == 130
     assert submitter.sent == []  # awaited, none sent again
     assert built == [0, 64, 128]  # one in 64 rebuilt and compared with the journal
+
+
+async def test_rows_done_before_are_told_no_faster_than_a_slow_reader_takes_them(
+    tmp_path: Path,
+) -> None:
+    """A resumed million-row batch held 488 MiB: the rows an earlier run finished were
+    told from the journal as fast as it could read them, and their results waited for a
+    reader slower than that. They now wait for room as the rows sent do: the results
+    waiting never pass the backlog (and a chunk)."""
+    from asyncclient.batch import ledger as ledger_module
+
+    journal = tmp_path / "j.jsonl"
+    requests = list(talking(3000))
+    clock = FastForward(100.0)
+    submitter = FakeSubmitter(clock)
+    first = request_batch(requests, submitter=submitter, jobs=submitter.jobs, clock=clock)
+    items = await first.prepare()
+    record = Journal.open(journal, first._batch_id)
+    for item in items:
+        record.record(JournalEvent.SUBMIT, item.index, item.fingerprint, name="n")
+        record.record(JournalEvent.ACCEPTED, item.index, item.fingerprint, project=f"p{item.index}")
+        record.record(JournalEvent.DONE, item.index, item.fingerprint, status="completed", video=f"v{item.index}")  # fmt: skip
+    record.close()
+    again = request_batch(
+        requests, submitter=submitter, jobs=submitter.jobs, clock=clock, journal=journal
+    )
+    waiting: list[int] = []
+    told = 0
+    async for result in again:
+        assert result.before
+        told += 1
+        waiting.append(again._ledger.queue.qsize())
+        if told % 10 == 0:
+            await asyncio.sleep(0.001)  # a reader slower than the telling
+    assert told == 3000 and submitter.sent == []
+    assert max(waiting) <= ledger_module.BACKLOG + 256, max(waiting)

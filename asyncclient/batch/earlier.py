@@ -72,6 +72,7 @@ class Earlier:
                     self._tell(index)
                 self._told = end
                 await pause()
+                await self._ledger.room()  # a slow reader slows the telling down too
             if self._all:
                 self._found = array("q")
                 return
