@@ -400,6 +400,30 @@ class DoneJobs:
         return job
 
 
+async def journaled(
+    requests: list[TalkingAvatarRequest],
+    path: Path,
+    submitter: FakeSubmitter,
+    clock: FastForward,
+    *,
+    done: bool,
+) -> None:
+    """A journal at ``path`` in which an earlier run of ``requests`` got every row
+    accepted (and, with ``done``, saw each one completed)."""
+    first = request_batch(requests, submitter=submitter, jobs=submitter.jobs, clock=clock)
+    items = await first.prepare()
+    record = Journal.open(path, first._batch_id)
+    for item in items:
+        record.record(JournalEvent.SUBMIT, item.index, item.fingerprint, name="n")
+        record.record(
+            JournalEvent.ACCEPTED, item.index, item.fingerprint, project=f"p{item.index}",
+            video=f"v{item.index}",
+        )  # fmt: skip
+        if done:
+            record.record(JournalEvent.DONE, item.index, item.fingerprint, status="completed")
+    record.close()
+
+
 async def test_rows_an_earlier_run_got_accepted_are_awaited_without_being_rebuilt(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -407,16 +431,7 @@ async def test_rows_an_earlier_run_got_accepted_are_awaited_without_being_rebuil
     requests = list(talking(130))
     clock = FastForward(100.0)
     submitter = FakeSubmitter(clock)
-    first = request_batch(requests, submitter=submitter, jobs=submitter.jobs, clock=clock)
-    items = await first.prepare()
-    record = Journal.open(journal, first._batch_id)
-    for item in items:
-        record.record(JournalEvent.SUBMIT, item.index, item.fingerprint, name="n")
-        record.record(
-            JournalEvent.ACCEPTED, item.index, item.fingerprint, project=f"p{item.index}",
-            video=f"v{item.index}",
-        )  # fmt: skip
-    record.close()
+    await journaled(requests, journal, submitter, clock, done=False)
     built: list[int] = []
     real_build = RequestSource.build
 
@@ -451,16 +466,7 @@ async def test_rows_done_before_are_told_no_faster_than_a_slow_reader_takes_them
     requests = list(talking(3000))
     clock = FastForward(100.0)
     submitter = FakeSubmitter(clock)
-    first = request_batch(requests, submitter=submitter, jobs=submitter.jobs, clock=clock)
-    items = await first.prepare()
-    record = Journal.open(journal, first._batch_id)
-    for item in items:
-        record.record(JournalEvent.SUBMIT, item.index, item.fingerprint, name="n")
-        record.record(JournalEvent.ACCEPTED, item.index, item.fingerprint, project=f"p{item.index}")
-        record.record(
-            JournalEvent.DONE, item.index, item.fingerprint, status="completed", video="v"
-        )
-    record.close()
+    await journaled(requests, journal, submitter, clock, done=True)
     again = request_batch(
         requests, submitter=submitter, jobs=submitter.jobs, clock=clock, journal=journal
     )
