@@ -267,9 +267,8 @@ class ListScan:
                 if run is not None:
                     run.in_flight -= 1
                     run.reached = max(run.reached, offset + held)
-                    if held < self.step:  # the list ends here
+                    if held < self.step:  # the list ends here: the run reads no further
                         run.at_end = True
-                        run.end = min(run.end, offset + self.step)
                 self._look_again(offset, page, held, targets)
 
     def _look_again(

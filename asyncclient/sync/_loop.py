@@ -57,18 +57,8 @@ class LoopThread:
         self._closed = False
 
     @property
-    def started(self) -> bool:
-        """Whether the loop's thread runs."""
-        return self._portal is not None
-
-    @property
     def closed(self) -> bool:
         return self._closed
-
-    @property
-    def thread(self) -> threading.Thread | None:
-        """The loop's thread, while it runs."""
-        return self._thread
 
     def _started(self) -> asyncio.AbstractEventLoop:
         with self._lock:
