@@ -8,6 +8,8 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
+
 from asyncclient.cli.rowsfile import RowsFile
 from asyncclient.emulator import Emulator
 from tests.test_cli_batch_runs import batch_argv, creations
@@ -23,6 +25,21 @@ def test_a_rows_file_is_scanned_for_its_shape_and_then_read_lazily(tmp_path: Pat
     assert next(reading)["title"] == "Row 0"  # one row read, not the file
     assert sum(1 for _ in reading) == 999
     assert [r["title"] for r in scanned][:2] == ["Row 0", "Row 1"]  # read again, anew
+
+
+def test_the_shape_scan_counts_the_rows_the_run_reads(tmp_path: Path) -> None:
+    rows = tmp_path / "rows.csv"
+    rows.write_text(
+        'title,first_name,product,logo\n\nA,"Ann, Jr",Lamp,\n\n"B\nsecond line",Bo,Lamp,\n,,,\n\n',
+        encoding="utf-8",
+    )
+    scanned = RowsFile(rows).scan()
+    read = list(scanned)
+    assert len(scanned) == len(read) == 3  # blank lines are no rows; ",,," is one
+    assert read[0]["first_name"] == "Ann, Jr" and read[1]["title"] == "B\nsecond line"
+    rows.write_text('title,first_name\nA,B\n"C\nD",E,F\n', encoding="utf-8")
+    with pytest.raises(ValueError, match=r"rows\.csv:4: 3 values, the header has 2"):
+        RowsFile(rows).scan()  # the line the bad row ends on, as the reader counts
 
 
 async def test_check_names_the_rows_that_would_be_rejected_and_sends_nothing(

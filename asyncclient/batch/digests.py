@@ -11,16 +11,24 @@ array's runs up in place, a slice at a time, to make room for the recent ones: n
 second array, no list of every digest, so memory is the arrays and little else at any
 moment. Two different strings share a digest with a probability of about n²/2⁶⁵ (one in
 3·10⁷ for a million entries). Row numbers are below 2³¹.
+
+A resumed batch notes the titles of the rows an earlier run finished, half a million of
+them at once: :meth:`DigestSet.note` appends them unchecked (an earlier run checked
+them) and the first question asked of the set sorts them in one go, which costs a
+third of adding them one by one. A set that lives in one process only (titles) may use
+Python's own string hash (:func:`local_digest`, SipHash, 64 bits) instead of BLAKE2b;
+what is written to a file (a journal's projects) keeps :func:`digest_of`.
 """
 
 from __future__ import annotations
 
 import hashlib
+import sys
 from array import array
 from bisect import bisect_left
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
-__all__ = ["RECENT", "DigestSet", "digest_of"]
+__all__ = ["RECENT", "DigestSet", "digest_of", "local_digest"]
 
 RECENT = 1 << 13
 """Entries a :class:`DigestSet` holds outside its sorted arrays, at most."""
@@ -32,6 +40,18 @@ def digest_of(text: str) -> int:
     return int.from_bytes(raw, "little")
 
 
+_MASK = (1 << 64) - 1
+
+
+def _hashed(text: str) -> int:
+    return hash(text) & _MASK
+
+
+local_digest: Callable[[str], int] = _hashed if sys.hash_info.width >= 64 else digest_of
+"""A 64-bit digest good in this process only: the string's own hash (cached on it),
+BLAKE2b where hashes are narrower than 64 bits."""
+
+
 class DigestSet:
     """Strings, as digests, each with the row that added it first.
 
@@ -39,25 +59,37 @@ class DigestSet:
         items: Strings to start with (row -1).
         rows: Keep each entry's row (``add`` and ``row_of`` tell it); without, -1.
         keys: Sorted digests to start with (a journal's index), each once.
+        digest: How a string becomes its digest (:func:`local_digest` for a set that
+            is never written anywhere).
     """
 
-    __slots__ = ("_keys", "_recent", "_rows")
+    __slots__ = ("_digest", "_keys", "_noted", "_noted_rows", "_recent", "_rows")
 
     def __init__(
-        self, items: Iterable[str] = (), *, rows: bool = True, keys: array[int] | None = None
+        self,
+        items: Iterable[str] = (),
+        *,
+        rows: bool = True,
+        keys: array[int] | None = None,
+        digest: Callable[[str], int] = digest_of,
     ) -> None:
+        self._digest = digest
         self._keys: array[int] = keys if keys is not None else array("Q")
         self._rows: array[int] | None = array("i", [-1]) * len(self._keys) if rows else None
         self._recent: dict[int, int] = {}
+        self._noted: array[int] = array("Q")
+        self._noted_rows: array[int] = array("i")
         for item in items:
             self.add(item)
 
     def __len__(self) -> int:
+        if self._noted:
+            self._settle()
         return len(self._keys) + len(self._recent)
 
     def __contains__(self, item: object) -> bool:
         if isinstance(item, str):
-            item = digest_of(item)
+            item = self._digest(item)
         return isinstance(item, int) and self.row_of_key(item) is not None
 
     def __iter__(self) -> Iterator[str]:
@@ -66,10 +98,12 @@ class DigestSet:
 
     def row_of(self, item: str) -> int | None:
         """The row that added ``item`` first, or None when it was never added."""
-        return self.row_of_key(digest_of(item))
+        return self.row_of_key(self._digest(item))
 
     def row_of_key(self, key: int) -> int | None:
         """The row that added the digest ``key`` first, or None."""
+        if self._noted:
+            self._settle()
         row = self._recent.get(key)
         if row is not None:
             return row
@@ -81,7 +115,14 @@ class DigestSet:
 
     def add(self, item: str, row: int = -1) -> int | None:
         """Add ``item`` for ``row``; the row that added it before, or None when new."""
-        return self.add_key(digest_of(item), row)
+        return self.add_key(self._digest(item), row)
+
+    def note(self, item: str, row: int = -1) -> None:
+        """Add ``item`` for ``row`` without asking whether it is new (an earlier run
+        checked it): many notes cost one sort, at the next question asked of the set.
+        Of equal ones, the set keeps the first added (as :meth:`add` does)."""
+        self._noted.append(self._digest(item))
+        self._noted_rows.append(row)
 
     def add_key(self, key: int, row: int = -1) -> int | None:
         """Add the digest ``key`` for ``row``; the row that added it before, or None."""
@@ -100,9 +141,50 @@ class DigestSet:
 
     def sorted(self) -> array[int]:
         """Every digest, sorted (the array itself, not a copy)."""
+        if self._noted:
+            self._settle()
         if self._recent:
             self._merge()
         return self._keys
+
+    def _settle(self) -> None:
+        """Add the noted entries: one by one when they are few next to the sorted ones,
+        else all sorted again in one go (:meth:`_resort`)."""
+        noted, noted_rows = self._noted, self._noted_rows
+        self._noted, self._noted_rows = array("Q"), array("i")
+        if len(noted) < max(RECENT, len(self._keys) // 4):
+            for key, row in zip(noted, noted_rows, strict=True):
+                self.add_key(key, row)
+            return
+        if self._recent:
+            self._merge()
+        self._resort(noted, noted_rows)
+
+    def _resort(self, noted: array[int], noted_rows: array[int]) -> None:
+        """Sort the sorted entries and the noted ones together: each digest packed
+        above its place (so that of equal digests the one added first sorts first),
+        one sort, then the first of each run of equals kept."""
+        keys, old = self._keys, len(self._keys)
+        packed = [key << 32 | at for at, key in enumerate(keys)]
+        packed.extend([key << 32 | at for at, key in enumerate(noted, old)])
+        del keys
+        self._keys = array("Q")  # (the old array is freed before the new one grows)
+        packed.sort()
+        merged = array("Q", [p >> 32 for p in packed])
+        if self._rows is not None:
+            places = array("i", [p & 0xFFFF_FFFF for p in packed])
+            every_row = self._rows + noted_rows
+            del packed
+            rows = array("i", map(every_row.__getitem__, places))
+        else:
+            del packed
+            rows = None
+        repeated = [j for j in range(1, len(merged)) if merged[j] == merged[j - 1]]
+        for j in reversed(repeated):  # rare: a title noted twice
+            del merged[j]
+            if rows is not None:
+                del rows[j]
+        self._keys, self._rows = merged, rows
 
     def _merge(self) -> None:
         """Merge the recent entries into the sorted arrays, in place: from the largest

@@ -188,10 +188,9 @@ class RowRunner:
         assert self._journal is not None
         self._seen_before += 1
         state = self._journal.rows.get(index) if self._seen_before % _CHECK_EVERY == 1 else None
+        source.skip(index, raw)
         if state is not None:
-            check_fingerprint(source.build(index, raw), state)  # (notes its title too)
-        else:
-            source.skip(index, raw)
+            check_fingerprint(source.rebuild(index, raw), state)
         self._passed(index)
         self._budget.count()
         self._earlier.found(index)

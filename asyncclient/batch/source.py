@@ -66,6 +66,11 @@ class RowSource(Protocol):
         """Note a row an earlier run finished (it is not built)."""
         ...
 
+    def rebuild(self, index: int, raw: Any) -> Item:
+        """A row :meth:`skip` noted, built as :meth:`build` would build it (to compare
+        with the journal), without noting it again."""
+        ...
+
     def title(self, raw: Any) -> str | None:
         """The row's title or name, as its result shows it."""
         ...
@@ -136,6 +141,9 @@ class ItemSource:
     def skip(self, index: int, raw: Any) -> None:
         pass
 
+    def rebuild(self, index: int, raw: Any) -> Item:
+        return self.build(index, raw)
+
     def title(self, raw: Any) -> str | None:
         request = raw.request if isinstance(raw, Item) else None
         return title_of(request)
@@ -180,6 +188,9 @@ class RequestSource:
 
     def skip(self, index: int, raw: Any) -> None:
         pass
+
+    def rebuild(self, index: int, raw: Any) -> Item:
+        return self.build(index, raw)
 
     def title(self, raw: Any) -> str | None:
         return title_of(raw)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from typing import Any
 
-from asyncclient.batch.digests import DigestSet
+from asyncclient.batch.digests import DigestSet, local_digest
 from asyncclient.batch.rows import Item
 from asyncclient.batch.source import _Once, size_of
 from asyncclient.models.enums import TemplateVariableType
@@ -95,7 +95,7 @@ def rows_to_items(
 ) -> list[Item]:
     """Every row checked and serialised once; a title used twice is a problem (it is how
     an interrupted batch finds a row's video again)."""
-    titles = DigestSet()
+    titles = DigestSet(digest=local_digest)
     return [_checked(template, index, row, titles, options) for index, row in enumerate(rows)]
 
 
@@ -147,7 +147,7 @@ class TemplateSource:
         self._title_key = title_key
         self._options = {"title_key": title_key, **options}
         self._template: TemplateDetail | None = None
-        self._titles = DigestSet()
+        self._titles = DigestSet(digest=local_digest)
 
     @property
     def total(self) -> int | None:
@@ -162,7 +162,7 @@ class TemplateSource:
             self._template = await self._fetch()
 
     def rows(self) -> Iterator[tuple[int, Any]]:
-        self._titles = DigestSet()
+        self._titles = DigestSet(digest=local_digest)
         return enumerate(self._rows)
 
     def build(self, index: int, raw: Any) -> Item:
@@ -172,7 +172,11 @@ class TemplateSource:
     def skip(self, index: int, raw: Any) -> None:
         title = self.title(raw)
         if title is not None:
-            self._titles.add(title, index)
+            self._titles.note(title, index)
+
+    def rebuild(self, index: int, raw: Any) -> Item:
+        assert self._template is not None, "open() the source first"
+        return Item.of(index, *row_to_request(self._template, raw, **self._options))
 
     def title(self, raw: Any) -> str | None:
         value = raw.get(self._title_key) if isinstance(raw, Mapping) else None
