@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 from asyncclient.emulator._emulator import Emulator
 from asyncclient.emulator._ratelimit import PLANS
+from asyncclient.emulator._routes_docs import DOCS_PATH, OPENAPI_PATH
 
 __all__ = ["DEFAULT_PORT", "main"]
 
@@ -81,7 +82,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--json",
         action="store_true",
-        help='print one JSON line {"url", "apiKey", "teamId"} instead of the text',
+        help='print one JSON line {"url", "apiKey", "teamId", "openapi", "docs"} instead of '
+        "the text (openapi: the API description's URL; docs: the explorer's)",
     )
     return parser
 
@@ -140,13 +142,22 @@ async def _serve(args: argparse.Namespace, webhook_ssl: ssl.SSLContext | None) -
     try:
         key = emu.add_team(plan=args.plan, credits=args.credits, name="Demo team")
         if args.json:
-            print(json.dumps({"url": emu.url, "apiKey": key, "teamId": emu.team_id(key)}))
+            info = {
+                "url": emu.url,
+                "apiKey": key,
+                "teamId": emu.team_id(key),
+                "openapi": emu.url + OPENAPI_PATH,
+                "docs": emu.url + DOCS_PATH,
+            }
+            print(json.dumps(info))
             sys.stdout.flush()
         else:
             print(f"asyncclient emulator listening on {emu.url}", flush=True)
             print(f"demo API key: {key}", flush=True)
             print(f"try: curl -H 'x-api-key: {key}' {emu.url}/v1/integration/list", flush=True)
             print(f"or: export ASYNCCLIENT_BASE_URL={emu.url} ASYNCCLIENT_API_KEY={key}")
+            print(f"API description (OpenAPI): {emu.url}{OPENAPI_PATH}")
+            print(f"API explorer: {emu.url}{DOCS_PATH}")
             print("press Ctrl-C to stop", flush=True)
         await stop.wait()
     finally:
