@@ -101,6 +101,9 @@ def legacy_view(video: Any, body: JSON, now: float, emu: Emulator, *, detail: bo
         "webhook": body.get("webhook") if isinstance(body.get("webhook"), str) else None,
         "createdAt": iso(video.created_at), "updatedAt": iso(min(now, video.done_at)),
     }  # fmt: skip
+    for key in ("avatarId", "voiceId", "musicId"):  # strings, never null (spec 2.3)
+        if not (isinstance(out[key], str) and out[key]):
+            del out[key]
     if done:
         out["url"] = download_url(base, emu._ctx.secret, video.id, now)
     return out if detail else {k: v for k, v in out.items() if k not in LIST_OMITS}

@@ -13,15 +13,17 @@ from aiohttp import web
 from asyncclient.emulator._bomb import gzip_bomb
 from asyncclient.emulator._context import CTX, KEY, PROJECT, Context, RequestRecord, error
 from asyncclient.emulator._faults import GARBAGE_HEADERS, Fault
-from asyncclient.emulator._ratelimit import Decision
+from asyncclient.emulator._ratelimit import Decision, unmetered
 from asyncclient.emulator._state import Key
 
-__all__ = ["AUTH_MESSAGE", "service_middleware"]
+__all__ = ["ANONYMOUS_PLAN", "AUTH_MESSAGE", "service_middleware"]
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 AUTH_MESSAGE = "Authentication required: provide a valid API key in the x-api-key header"
 MALFORMED_BODY = b'{"success": true, "data": {"videoId": "'
 CREATION_PREFIX = "/v1/project/create"
+ANONYMOUS_PLAN = "free"
+"""The plan whose rate-limit headers a request without a valid key is answered with."""
 PROXY_503_BODY = (
     b"<html><head><title>503 Service Temporarily Unavailable</title></head>"
     b"<body><center><h1>503 Service Temporarily Unavailable</h1></center></body></html>"
@@ -161,8 +163,12 @@ async def service_middleware(request: web.Request, handler: Handler) -> web.Stre
         return await handler(request)
     key = ctx.store.keys.get(request.headers.get("x-api-key", ""))
     if key is None:
-        # spec 5.3; a refused key consumes no tokens
+        # spec 5.3; a refused key consumes no tokens, and the response carries the
+        # rate-limit headers all the same (spec 8.1: each response does): those of the
+        # Free plan's untouched bucket, as no key names a plan
         response: web.StreamResponse = error(401, AUTH_MESSAGE)
+        response.headers["Date"] = formatdate(ctx.clock.now(), usegmt=True)
+        response.headers.update(unmetered(ANONYMOUS_PLAN, ctx.clock).headers())
         _record(ctx, request, None, 401, None)
         return response
     request[KEY] = key

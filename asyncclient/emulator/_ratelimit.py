@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from asyncclient.emulator._clock import ServiceClock
 
-__all__ = ["PLANS", "Bucket", "Decision"]
+__all__ = ["PLANS", "Bucket", "Decision", "unmetered"]
 
 # spec 8.1: plan -> (requests per minute, burst)
 PLANS: dict[str, tuple[int, int]] = {
@@ -84,3 +84,21 @@ class Bucket:
             reset=reset,
             retry_after=retry_after,
         )
+
+
+def unmetered(plan: str, clock: ServiceClock) -> Decision:
+    """The decision of a request metered by no bucket: ``plan``'s full, untouched one.
+
+    What a refused key is answered with (spec 8.1: each response carries the
+    X-RateLimit-* headers; spec 5.3: a missing or invalid key gives 401), though it takes
+    no token of any bucket.
+    """
+    per_minute, burst = PLANS[plan]
+    now = clock.now()
+    return Decision(
+        allowed=True,
+        limit=max(1, round(per_minute * clock.time_scale)),  # per real minute, as Bucket's
+        remaining=burst,
+        reset=math.ceil(now),  # full already: nothing to wait for
+        retry_after=0,
+    )

@@ -64,7 +64,10 @@ def _platform_data(c: Checker, raw: JSON, platform: str, video_name: str) -> JSO
         }
     hashtags = " ".join("#" + t.lstrip("#") for t in tags)
     text = " ".join(part for part in (desc or "", hashtags) if part)
-    return {"title": title, "description": text, "tags": tags}
+    out: JSON = {"description": text, "tags": tags}
+    if title is not None:  # spec 2.4, 4.12: a string when there is one, never null
+        out["title"] = title
+    return out
 
 
 async def create_schedule(request: web.Request) -> web.Response:
@@ -236,6 +239,8 @@ async def create_search(request: web.Request) -> web.Response:
     term = c.string(body, "searchTerm", "searchTerm", required=True, max_len=200)
     platform = c.enum(body, "platform", "platform", list(enums.SocialPlatform), required=True)
     limit = body.get("limit", 20)
+    if isinstance(limit, float) and limit.is_integer() and 1 <= limit <= 50:
+        limit = int(limit)  # JSON has one number type: 20.0 is the integer 20 (spec 4.16)
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 50:
         c.add("limit", "must be an integer between 1 and 50")
     if c.problems or term is None or platform is None:

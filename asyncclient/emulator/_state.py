@@ -233,7 +233,10 @@ class Store:
         project_ids = self._new_number()
         done = now if ptype == "hook_demo" else now + self.processing_time(ptype)
         rate = self.failure_rate.get(ptype, self.failure_rate.get("*", 0.0))
-        if rate and self.rng.random() < rate and error is None:
+        drawn = bool(rate) and self.rng.random() < rate  # drawn alike for every type
+        # spec 3.1: hook plus demo is generated in real time, COMPLETED in its creation
+        # response, so no failure rate applies to it
+        if drawn and error is None and ptype != "hook_demo":
             error = "generation failed (simulated)"
         row = self.table.add(
             (*project_ids, *self._new_number()),

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from asyncclient.emulator._clock import iso
+from asyncclient.emulator._records import Profile
 from asyncclient.emulator._state import Post, Video
 
 __all__ = [
@@ -52,6 +53,16 @@ def download_url(
     return f"{base}/_files/{video_id}.mp4?expires={expires}&sig={sign(secret, video_id, expires)}"
 
 
+def _used_ids(profile: Profile) -> JSON:
+    """The avatar, voice and music ids a project used (spec 2.3, detail view).
+
+    The spec types them as strings, never null (unlike thumbnail, projectId or webhook,
+    "string or null"): an id the project did not use is left out.
+    """
+    used = {"avatarId": profile.avatar_id, "voiceId": profile.voice_id, "musicId": profile.music_id}
+    return {key: value for key, value in used.items() if isinstance(value, str) and value}
+
+
 def video_view(video: Video, now: float, base: str, secret: bytes, *, detail: bool) -> JSON:
     """Return the detail or list view of a video (spec 2.3)."""
     status = video.status(now)
@@ -77,9 +88,7 @@ def video_view(video: Video, now: float, base: str, secret: bytes, *, detail: bo
         "size": SAMPLE_SIZE if done else 0,
         "projectId": video.project_id,
         "teamId": video.team_id,
-        "avatarId": profile.avatar_id,
-        "voiceId": profile.voice_id,
-        "musicId": profile.music_id,
+        **(_used_ids(profile) if detail else {}),
         "videoSettings": {
             "aspectRatio": profile.aspect_ratio,
             "caption": {
