@@ -116,7 +116,17 @@ def make_converter(*, strict: bool = False) -> Converter:
             a.name: override(rename=to_camel(a.name), omit_if_default=_has_none_default(a))
             for a in attrs.fields(cls)
         }
-        base: Callable[[Any], dict[str, Any]] = make_dict_unstructure_fn(cls, c, **renames)
+        made: Callable[[Any], dict[str, Any]] = make_dict_unstructure_fn(cls, c, **renames)
+        optional = frozenset(to_camel(a.name) for a in attrs.fields(cls) if _has_none_default(a))
+
+        def base(obj: Any) -> dict[str, Any]:
+            # A request never sends null, and an optional string sent as "" counts as
+            # omitted (validation accepts both): neither is put on the wire.
+            out = made(obj)
+            for key in [k for k, v in out.items() if v is None or (v == "" and k in optional)]:
+                del out[key]
+            return out
+
         scene_type = getattr(cls, "TYPE", None)
         if scene_type is None:
             return base
@@ -141,7 +151,8 @@ strict_converter = make_converter(strict=True)
 
 
 def unstructure(obj: Any) -> Any:
-    """Turn a request model into JSON-ready data (camelCase, no ``None`` optionals)."""
+    """Turn a request model into JSON-ready data (camelCase; no ``None``, and no optional
+    string given as ``""``, which counts as omitted)."""
     return converter.unstructure(obj)
 
 

@@ -122,10 +122,13 @@ def _exact(kind: type, accept: tuple[type, ...]) -> Callable[[Any, Any], Any]:
 
     cattrs would turn ``5`` into ``"5"`` and ``"false"`` into ``True``; a value
     of the wrong JSON type is a response we cannot decode. Numbers must also be
-    finite (``json`` reads ``NaN`` and ``Infinity``) and ints fit 64 bits.
+    finite (``json`` reads ``NaN`` and ``Infinity``) and ints fit 64 bits. JSON has one
+    number type: an integer written with a fraction of zero (``20.0``) is the integer.
     """
 
     def structure(value: Any, _: Any) -> Any:
+        if kind is int and type(value) is float and value.is_integer():
+            value = int(value)
         if (isinstance(value, bool) and kind is not bool) or not isinstance(value, accept):
             raise _Rejected(f"expected {kind.__name__}, got {_kind(value)}")
         if isinstance(value, int) and not -_INT_RANGE <= value < _INT_RANGE:
