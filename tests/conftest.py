@@ -30,6 +30,9 @@ FAST_POLLING = PollPolicy(min_interval=0.01, max_interval=0.05)
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "emulator(**options): options of the emu fixture")
+    config.addinivalue_line(
+        "markers", "off_document: builds a creation body the OpenAPI document refuses, on purpose"
+    )
 
 
 @pytest_asyncio.fixture
@@ -123,3 +126,38 @@ def mock() -> Iterator[aioresponses]:
     """aioresponses, for the wire-level unit tests (no real HTTP)."""
     with aioresponses() as m:
         yield m
+
+
+SENT_CHECKED = 100
+"""Distinct creation bodies a test has checked against the OpenAPI document, at most."""
+
+
+@pytest.fixture(autouse=True)
+def _sent_creations_match_the_document(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every creation the SDK builds in a test (the first :data:`SENT_CHECKED` distinct
+    bodies) validates against its operation's request schema in the OpenAPI document;
+    a body it refuses fails the test that built it. ``@pytest.mark.off_document`` exempts
+    a test that builds such a body on purpose."""
+    if request.node.get_closest_marker("off_document"):
+        return
+    import json
+
+    from asyncclient.http import prepared
+    from tests.document import check_creation_body
+
+    real = prepared.build_request
+    seen: set[str] = set()
+
+    def checked(method: str, path: str, **kwargs: Any) -> Any:
+        built = real(method, path, **kwargs)
+        body = kwargs.get("json_body")
+        if method == "POST" and len(seen) < SENT_CHECKED:
+            text = json.dumps(body, sort_keys=True)
+            if text not in seen:
+                seen.add(text)
+                check_creation_body(path, body)
+        return built
+
+    monkeypatch.setattr(prepared, "build_request", checked)
