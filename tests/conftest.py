@@ -30,9 +30,6 @@ FAST_POLLING = PollPolicy(min_interval=0.01, max_interval=0.05)
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "emulator(**options): options of the emu fixture")
-    config.addinivalue_line(
-        "markers", "off_document: builds a creation body the OpenAPI document refuses, on purpose"
-    )
 
 
 @pytest_asyncio.fixture
@@ -133,15 +130,10 @@ SENT_CHECKED = 100
 
 
 @pytest.fixture(autouse=True)
-def _sent_creations_match_the_document(
-    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _sent_creations_match_the_document(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every creation the SDK builds in a test (the first :data:`SENT_CHECKED` distinct
     bodies) validates against its operation's request schema in the OpenAPI document;
-    a body it refuses fails the test that built it. ``@pytest.mark.off_document`` exempts
-    a test that builds such a body on purpose."""
-    if request.node.get_closest_marker("off_document"):
-        return
+    a body it refuses fails the test that built it."""
     import json
 
     from asyncclient.http import prepared
