@@ -37,6 +37,7 @@ from asyncclient.errors import (
     NotFoundError,
     PermissionDeniedError,
     RateLimitError,
+    ReconciliationError,
     ValidationError,
     VideoFailedError,
 )
@@ -246,6 +247,7 @@ __all__ = [
     "ProjectType",
     "RateLimit",
     "RateLimitError",
+    "ReconciliationError",
     "RetryPolicy",
     "RowOutcome",
     "RowResult",

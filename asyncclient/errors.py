@@ -10,6 +10,9 @@
      |    +-- AmbiguousCreationError       a creation that may or may not have been processed:
      |                                     reset or timed out after sending, any 5xx (501
      |                                     and 503 too), or a 2xx unreadable or without ids
+     |    +-- ReconciliationError          a look for what such a creation made proves
+     |                                     nothing (the service's clock unknown, the list
+     |                                     not read back to the request): not "nothing made"
      |    +-- VideoFailedError             a video the service reports FAILED
      |    +-- FleetError                   the fleet's shared Redis failed or answered oddly
      |    +-- APIStatusError               an error status (or ``success: false``)
@@ -64,6 +67,7 @@ __all__ = [
     "NotFoundError",
     "PermissionDeniedError",
     "RateLimitError",
+    "ReconciliationError",
     "ValidationError",
     "VideoFailedError",
     "status_error_class",
@@ -265,6 +269,27 @@ class AmbiguousCreationError(APIError):
         self.metadata: Any = getattr(request, "metadata", None)
         self.sent_at = sent_at
         self.cause = cause
+
+
+class ReconciliationError(APIError):
+    """A look for an ambiguous creation's project that cannot prove what it made.
+
+    Raised by ``client.projects.reconcile(error)`` when the look could not reach back
+    to the moment the request left by the service's own clock: that clock was never
+    read before the request left (``error.service_sent_after`` is None and no ``skew``
+    was given), or the scan stopped at ``max_pages`` before the list's ``createdAt``
+    passed the request's send time. It is "don't know", never "nothing was made": do
+    not send the creation again on it.
+
+    Attributes:
+        reason: ``"no_service_clock"`` or ``"page_cap"``.
+        pages: Pages of the video list read.
+    """
+
+    def __init__(self, message: str, *, reason: str, pages: int = 0):
+        super().__init__(message, method="GET", path="/v1/video/list")
+        self.reason = reason
+        self.pages = pages
 
 
 class VideoFailedError(APIError):

@@ -168,6 +168,9 @@ class FakeSubmitter:
     ) -> VideoJob | None:
         return None
 
+    async def service_time(self) -> datetime | None:
+        return self.clock.now()
+
 
 def talking_requests(n: int) -> list[TalkingAvatarRequest]:
     return [TalkingAvatarRequest(script=f"Hi {i}", avatar_id="a", voice_id="v") for i in range(n)]
@@ -465,7 +468,11 @@ class Scripted(FakeSubmitter):
 
 def lost_reply(request: TalkingAvatarRequest) -> AmbiguousCreationError:
     return AmbiguousCreationError(
-        "reply lost", request=request, sent_at=datetime.now(timezone.utc), cause=APIError("x")
+        "reply lost",
+        request=request,
+        sent_at=datetime.now(timezone.utc),
+        service_sent_after=datetime.now(timezone.utc),
+        cause=APIError("x"),
     )
 
 
@@ -539,12 +546,32 @@ async def test_resuming_survives_an_unreadable_lookup(tmp_path: Path) -> None:
     batch, _ = scripted_batch([], [], journal=journal)
     items = await batch.prepare()
     record = Journal.open(journal, batch._batch_id)
-    record.record(JournalEvent.SUBMIT, 0, items[0].fingerprint, name="n")
+    svc = datetime.now(timezone.utc).isoformat()  # the service's clock as the row left
+    record.record(JournalEvent.SUBMIT, 0, items[0].fingerprint, name="n", svc=svc)
     record.close()
     again, second = scripted_batch([], [unreadable_page(), "found"], journal=journal)
     [result] = await again
     assert result.status == "completed"
     assert second.sent == [] and second.lookups == 2
+
+
+async def test_a_cut_off_row_without_the_services_clock_stays_unresolved(
+    tmp_path: Path,
+) -> None:
+    """A submit line that names no service time (no reply had told it, or a journal of
+    an earlier version): no look can prove which project is the row's, so none is made
+    on our clock; the row stays unresolved, says why, and is never resent."""
+    journal = tmp_path / "j.jsonl"
+    batch, _ = scripted_batch([], [], journal=journal)
+    items = await batch.prepare()
+    record = Journal.open(journal, batch._batch_id)
+    record.record(JournalEvent.SUBMIT, 0, items[0].fingerprint, name="n")
+    record.close()
+    again, second = scripted_batch([], ["found"], journal=journal)
+    [result] = await again
+    assert result.status == "unresolved"
+    assert "cannot be proven" in (result.error or "")
+    assert second.sent == [] and second.lookups == 0
 
 
 async def test_a_503_on_a_creation_is_looked_for_then_sent_again_after_the_window(
@@ -579,7 +606,8 @@ async def test_rows_cut_off_by_a_crash_are_asked_about_at_once(tmp_path: Path) -
     items = await first.prepare()
     record = Journal.open(journal, first._batch_id)
     for item in items:
-        record.record(JournalEvent.SUBMIT, item.index, item.fingerprint, name="n")
+        svc = datetime.now(timezone.utc).isoformat()  # the service's clock as it left
+        record.record(JournalEvent.SUBMIT, item.index, item.fingerprint, name="n", svc=svc)
     record.close()
 
     time = VirtualTime()

@@ -289,11 +289,13 @@ def _list_of(row: RowState) -> list[Any]:
         row.status,
         row.error,
         row.api_rejection,
+        row.service_at.isoformat() if row.service_at else None,
     ]
 
 
 def _row_of(row: list[Any]) -> RowState:
-    index, event, fingerprint, sent, project, video, status, error, api = row
+    index, event, fingerprint, sent, project, video, status, error, api = row[:9]
+    service = row[9] if len(row) > 9 else None  # an index of an earlier version has none
     return RowState(
         int(index),
         str(fingerprint),
@@ -304,6 +306,7 @@ def _row_of(row: list[Any]) -> RowState:
         status,
         error,
         bool(api),
+        service_at=datetime.fromisoformat(service) if service else None,
     )
 
 

@@ -70,6 +70,10 @@ class RowState:
     """True when the service (not validation) refused the row."""
     title: str | None = None
     """The row's title or name, as a ``done`` line recorded it (None before)."""
+    service_at: datetime | None = None
+    """A time the service's own clock had reached before the row's last ``submit`` left
+    (the ``Date`` of its earlier replies; ``svc`` in the line), or None when none was
+    known: a project that request made has a ``createdAt`` no earlier than it."""
 
 
 def fold(state: RowState | None, index: int, records: Iterable[dict[str, Any]]) -> RowState:
@@ -84,8 +88,9 @@ def fold(state: RowState | None, index: int, records: Iterable[dict[str, Any]]) 
             state.fingerprint = str(fp)
         state.event = event
         if event is JournalEvent.SUBMIT:
-            at = record.get("at")
+            at, svc = record.get("at"), record.get("svc")
             state.sent_at = datetime.fromisoformat(at) if at else None
+            state.service_at = datetime.fromisoformat(svc) if svc else None
         if record.get("project"):
             state.project_id = record["project"]
         if record.get("video"):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Iterator
+from datetime import datetime
 from typing import Any, Protocol
 
 from asyncclient._states import JournalEvent
@@ -37,9 +38,14 @@ __all__ = [
 
 
 class Submitter(Protocol):
-    """A way to submit one prepared creation, and to find an ambiguous one's project."""
+    """A way to submit one prepared creation, to find an ambiguous one's project, and to
+    know the service's clock before a creation leaves."""
 
     async def submit(self, prepared: PreparedCreation) -> VideoJob: ...
+
+    async def service_time(self) -> datetime | None:
+        """A lower bound of the service's own clock now (None: it cannot be known)."""
+        ...
 
     async def reconcile(
         self, error: AmbiguousCreationError, *, claimed: Collection[str] = ()
@@ -115,13 +121,17 @@ class Notes:
     def __init__(self, journal: Journal | None) -> None:
         self._journal = journal
 
-    async def submit(self, item: Item) -> None:
-        """Record that the row is about to be sent, durable before it is. Stopped
+    async def submit(self, item: Item, service_at: datetime | None) -> None:
+        """Record that the row is about to be sent, durable before it is, with the
+        service's clock as known then (``service_at``: the line's ``svc``), so that a
+        later run reconciles the row on the service's clock as a live one would. Stopped
         (cancelled) while the line was being made durable, the request never left: the
         journal says so, so that the next run sends the row without first waiting out a
         settle window."""
+        svc = service_at.isoformat() if service_at is not None else None
         try:
-            await self.money(JournalEvent.SUBMIT, item, name=getattr(item.request, "name", None))
+            name = getattr(item.request, "name", None)
+            await self.money(JournalEvent.SUBMIT, item, name=name, svc=svc)
         except asyncio.CancelledError:
             journal = self._journal
             if journal is not None and journal.event_of(item.index) is JournalEvent.SUBMIT:

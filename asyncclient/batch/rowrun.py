@@ -321,7 +321,7 @@ class RowRunner:
                     await self._sem.acquire()
                     held = True
                     await self._space()
-                await self._notes.submit(item)
+                await self._notes.submit(item, await self._submitter.service_time())
                 self._ledger.mark_sent(item.index)
                 try:
                     return await self._submitter.submit(item.prepared)
@@ -381,6 +381,7 @@ class RowRunner:
             "interrupted while submitting",
             request=item.request,
             sent_at=state.sent_at,
+            service_sent_after=state.service_at,  # the service's clock, as a live row's
             cause=APIError("interrupted"),
         )
         job = await self._settle(error)

@@ -7,9 +7,11 @@ service that queued the request may make it long after the client gave up on the
 while the batch goes on, until :data:`SETTLE_WINDOW` has passed since the request left
 (longer than any timeout on either side). A project found at any look is the row's.
 Only a look after the window that finds nothing is the service's word that nothing was
-made: then, and only then, the row may be sent again. When looking kept failing, or
-several projects match, the answer is :class:`Unknown`: the row stays unresolved, is
-counted as maybe charged, and is never resent on a guess.
+made: then, and only then, the row may be sent again; a look is a scan of the list
+back to the request's send time by the service's clock, however long. When looking
+kept failing, several projects match, or no look can prove anything (the service's
+clock was never read before the request left), the answer is :class:`Unknown`: the row
+stays unresolved, is counted as maybe charged, and is never resent on a guess.
 """
 
 from __future__ import annotations
@@ -21,7 +23,12 @@ from attrs import frozen
 
 from asyncclient._clock import Clock
 from asyncclient.awaiting.jobs import VideoJob
-from asyncclient.errors import AmbiguousCreationError, APIError, ValidationError
+from asyncclient.errors import (
+    AmbiguousCreationError,
+    APIError,
+    ReconciliationError,
+    ValidationError,
+)
 
 __all__ = ["LOOKS_AFTER", "SETTLE_WINDOW", "Unknown", "settle"]
 
@@ -51,6 +58,12 @@ async def settle(
     """The job of what ``error``'s creation made; None once a look after ``window``
     seconds from its sending found nothing (nothing was made); :class:`Unknown` when
     the service could not tell (looks failed, or several projects match)."""
+    if error.service_sent_after is None:  # nothing to match on but our clock: a guess
+        return Unknown(
+            "sent before any reply of the service told its clock, so which project is "
+            f"this row's ({error.name!r}) cannot be proven; it stays unresolved and is "
+            "never resent: look for it in the video list"
+        )
     failed: str | None = None
     left = _Window(error, clock, window)
     for look in range(10_000):  # bounded: a window of days at the longest delay
@@ -62,6 +75,11 @@ async def settle(
             job = await reconcile(error)
         except AmbiguousCreationError as several:  # more than one project matches
             return Unknown(str(several))
+        except ReconciliationError as unprovable:  # no look can prove it: say so now
+            return Unknown(
+                f"sent, and whether the service made it cannot be proven: {unprovable}; "
+                "it is never resent on a guess"
+            )
         except (APIError, ValidationError) as exc:
             failed = f"looking for it failed: {exc}"
             if last:

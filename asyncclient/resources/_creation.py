@@ -6,7 +6,12 @@ from collections.abc import Collection
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from asyncclient.errors import AmbiguousCreationError, APIResponseValidationError, ValidationError
+from asyncclient.errors import (
+    AmbiguousCreationError,
+    APIResponseValidationError,
+    ReconciliationError,
+    ValidationError,
+)
 from asyncclient.models.requests import CreationRequest
 from asyncclient.models.videos import CreatedProject, Video
 
@@ -68,8 +73,8 @@ async def find_created(
     videos: Videos,
     error: AmbiguousCreationError,
     *,
-    skew: float,
-    max_pages: int,
+    skew: float | None = None,
+    max_pages: int | None = None,
     claimed: Collection[str] = (),
 ) -> Video | None:
     """The video of the project an ambiguous creation made, or None.
@@ -77,13 +82,19 @@ async def find_created(
     Scans the video list (newest first) for a video of the same format whose name is the
     request's name (a template's title), made after the request left, and not
     ``claimed`` (a project another row already owns: one project satisfies one row).
-    "After the request left" is read on the service's clock when the error knows it
-    (``service_sent_after``, from the ``Date`` of the service's earlier responses), so
-    that another batch's project of the same name made before this request is never
-    taken; otherwise on ours, ``skew`` seconds earlier.
+    "After the request left" is read on the service's clock (``service_sent_after``,
+    from the ``Date`` of the service's earlier responses), so that another batch's
+    project of the same name made before this request is never taken; on ours, ``skew``
+    seconds earlier, only when the caller gives a ``skew``. The scan goes on until a
+    page lies wholly before that time or the list ends, however many pages that is: a
+    look that did not reach back that far proves nothing. None means none was found
+    in all of the list made since.
 
     Raises:
         AmbiguousCreationError: Several unclaimed projects match; their ids are named.
+        ReconciliationError: The look cannot prove anything: the service's clock at
+            sending is unknown (and no ``skew``), or ``max_pages`` pages were read
+            without reaching back to the send time.
         ValidationError: The request had no name to look for.
     """
     name = error.name
@@ -111,18 +122,28 @@ async def find_created(
     return matches[0] if matches else None
 
 
-def _made_after(error: AmbiguousCreationError, skew: float) -> datetime:
+def _made_after(error: AmbiguousCreationError, skew: float | None) -> datetime:
     """The earliest ``createdAt`` a project of ``error``'s request can have."""
     service: datetime | None = error.service_sent_after
     if service is not None:
         return service.replace(microsecond=0)  # a Date is whole seconds
+    if skew is None:
+        raise ReconciliationError(
+            "the service's clock was never read before this request left, so which "
+            f"project named {error.name!r} is its own cannot be proven (another made "
+            "earlier would look the same); look in the video list yourself, or pass "
+            "skew=SECONDS to match on this client's clock",
+            reason="no_service_clock",
+        )
     sent: datetime = error.sent_at
     return sent - timedelta(seconds=skew)
 
 
 async def _scan(
-    videos: Videos, name: str, list_type: str | None, since: datetime, max_pages: int
+    videos: Videos, name: str, list_type: str | None, since: datetime, max_pages: int | None
 ) -> list[Video]:
+    """Videos named ``name`` made at ``since`` or later (or of no known time), from the
+    newest back to the first page wholly before ``since`` or the list's end."""
     found: dict[str, Video] = {}
     count = 0
     async for page in videos.list(type=list_type, page_size=100).pages():
@@ -131,6 +152,14 @@ async def _scan(
             if video.name == name and (video.created_at is None or video.created_at >= since):
                 found[video.project_id or video.id] = video
         times = [v.created_at for v in page.items if v.created_at is not None]
-        if count >= max_pages or (times and max(times) < since):
-            break
-    return list(found.values())
+        if times and max(times) < since:
+            return list(found.values())  # every later page is older still
+        if max_pages is not None and count >= max_pages:
+            raise ReconciliationError(
+                f"looked at {count} pages of the video list without reaching back to "
+                f"{since:%Y-%m-%d %H:%M:%S} (the service's time the request left): "
+                f"whether it made a project named {name!r} is not known",
+                reason="page_cap",
+                pages=count,
+            )
+    return list(found.values())  # the list's end

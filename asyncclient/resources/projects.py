@@ -7,6 +7,8 @@ problems), and sends it. :meth:`Projects.create` sends any prepared request.
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections.abc import Collection
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -14,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from asyncclient.awaiting.jobs import Jobs, VideoJob
-from asyncclient.errors import AmbiguousCreationError
+from asyncclient.errors import AmbiguousCreationError, APIError
 from asyncclient.http.caller import Caller
 from asyncclient.models.requests import (
     CreationRequest,
@@ -29,6 +31,8 @@ if TYPE_CHECKING:
     from asyncclient.http.prepared import PreparedCreation
 
 __all__ = ["Projects"]
+
+logger = logging.getLogger("asyncclient")
 
 Metadata = dict[str, Any]
 
@@ -51,6 +55,7 @@ class Projects(Formats, Resource):
         self._jobs = jobs
         self._videos = videos
         self._webhook = webhook
+        self._clock_read = asyncio.Lock()
 
     async def create(self, request: CreationRequest) -> VideoJob:
         """Validate and send any creation request; ``await`` the job for the video.
@@ -74,6 +79,10 @@ class Projects(Formats, Resource):
             AmbiguousCreationError: It may or may not have been created (not resent).
         """
         request = prepared.request
+        # The service's clock is known before a creation leaves (one read, on a client's
+        # first creation when nothing else was read): an ambiguous answer is then
+        # reconciled on the service's clock, never on ours.
+        await self.service_time()
         envelope = await self._caller.send(prepared.wire, creation=request)
         return self._jobs.from_created(created_from_envelope(envelope, request))
 
@@ -81,8 +90,8 @@ class Projects(Formats, Resource):
         self,
         error: AmbiguousCreationError,
         *,
-        skew: float = 300.0,
-        max_pages: int = 20,
+        skew: float | None = None,
+        max_pages: int | None = None,
         claimed: Collection[str] = (),
     ) -> VideoJob | None:
         """Look for the project an ambiguous creation may have made.
@@ -90,8 +99,9 @@ class Projects(Formats, Resource):
         Scans the video list (newest first) for a video of the same format whose name is
         the request's name (a template's title), made after the request left by the
         service's own clock (``error.service_sent_after``, read from the ``Date`` of its
-        earlier responses; ``skew`` seconds before ``error.sent_at`` on ours only when
-        the service's is unknown), and not one of ``claimed``.
+        earlier responses), and not one of ``claimed``. The scan reads back until the
+        list's ``createdAt`` passes that time, however many pages that is (the cost is
+        what was created since).
 
         None is not yet the service's word that nothing was made: a request may be
         queued and processed after its reply was lost. Only once
@@ -102,9 +112,12 @@ class Projects(Formats, Resource):
 
         Args:
             error: What the creation raised.
-            skew: Allowed difference between our clock and the service's, in seconds,
-                when the service's is unknown.
-            max_pages: Pages of 100 projects to scan at most.
+            skew: When the service's clock at sending is unknown
+                (``error.service_sent_after`` is None): match projects made up to this
+                many seconds before ``error.sent_at`` on this client's clock. A guess,
+                so None (the default) refuses instead.
+            max_pages: Pages of 100 projects to read at most (None: as many as it
+                takes); reaching it before the send time raises, never answers None.
             claimed: Projects already owned by other requests (one project satisfies
                 one request only): never matched.
 
@@ -114,6 +127,8 @@ class Projects(Formats, Resource):
 
         Raises:
             AmbiguousCreationError: Several projects match; their ids are in the message.
+            ReconciliationError: The look cannot prove anything (the service's clock at
+                sending unknown, or ``max_pages`` reached first): do not resend on it.
             ValidationError: The request had no name to look for.
         """
         video = await find_created(
@@ -132,3 +147,24 @@ class Projects(Formats, Resource):
     def service_now(self) -> datetime | None:
         """A lower bound of the service's clock now (see ``Caller.service_now``)."""
         return self._caller.service_now()
+
+    async def service_time(self) -> datetime | None:
+        """A lower bound of the service's clock now; when no reply of the service was
+        seen yet, one page of one video is read first to learn it (once: callers that
+        ask meanwhile wait for that read). None when that read failed too.
+
+        A batch asks before each creation leaves and records the answer beside it, so
+        that an ambiguous creation is reconciled on the service's clock, never on ours.
+        """
+        if self._caller.service_now() is None:
+            async with self._clock_read:  # one read, however many ask at once
+                if self._caller.service_now() is None:
+                    await self._read_clock()
+        return self._caller.service_now()
+
+    async def _read_clock(self) -> None:
+        try:
+            async for _ in self._videos.list(page_size=1).pages():
+                break
+        except APIError as exc:  # any reply with a Date taught it all the same
+            logger.debug("reading the service's clock: %s", exc)

@@ -74,6 +74,7 @@ class SyncProjects(Face):
     submit = blocking_job(Projects.submit)
     reconcile = blocking_maybe_job(Projects.reconcile)
     service_now = blocking_plain(Projects.service_now)
+    service_time = blocking(Projects.service_time)
 
 
 class SyncTemplates(Face):
