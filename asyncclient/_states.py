@@ -125,16 +125,20 @@ VIDEO: Table[VideoState] = Table(
 
 
 class RowOutcome(_StrEnum):
-    """Where a batch row stands; a :class:`RowResult` carries one of the four terminal ones."""
+    """Where a batch row stands; a :class:`RowResult` carries a terminal one, or
+    ``submitted`` for a row whose video was not known finished when the run ended."""
 
     PENDING = "pending"
     """Not submitted yet."""
     SUBMITTED = "submitted"
-    """The service accepted it (or an earlier run did); its video is awaited."""
+    """The service accepted it (or an earlier run did); its video is awaited. A row's
+    result carries it when the run ended before the video was known finished (the
+    batch's wait ran out, the video could not be followed, the batch stopped): it may
+    be charged, its ids are kept, and the next run with the journal waits for it."""
     COMPLETED = "completed"
     """The video completed."""
     FAILED = "failed"
-    """The video failed, or was not finished in time."""
+    """The service reports the video FAILED (nothing else is ``failed``)."""
     REJECTED = "rejected"
     """Bad input, or refused by the service: provably no video was made (nothing paid)."""
     SKIPPED = "skipped"

@@ -34,6 +34,7 @@ BatchListener = Callable[[BatchUpdate], object]
 """A listener of ``batch.subscribe``: called with each :class:`BatchUpdate`."""
 
 _SENT_BEFORE = (JournalEvent.SUBMIT, JournalEvent.ACCEPTED, JournalEvent.DONE)
+_LEFT_UNSENT = (RowOutcome.UNRESOLVED, RowOutcome.NOT_SENT)
 
 
 @frozen(kw_only=True)
@@ -80,6 +81,13 @@ class BatchReport:
     def count(self, outcome: RowOutcome) -> int:
         """Rows with ``outcome`` now."""
         return self.outcomes.get(outcome, 0)
+
+    @property
+    def pending(self) -> int:
+        """Rows left for a next run with the journal: accepted and not known finished
+        (``submitted``: it waits for them), ``unresolved`` (it asks the service again
+        before it would ever send them) and ``not_sent`` (it sends them)."""
+        return sum(self.count(o) for o in (RowOutcome.SUBMITTED, *_LEFT_UNSENT))
 
     @property
     def done_before(self) -> int:

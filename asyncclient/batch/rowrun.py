@@ -43,6 +43,7 @@ from asyncclient.errors import (
     APIConnectionError,
     APIError,
     JobTimeoutError,
+    VideoFailedError,
 )
 from asyncclient.http.gate import Ahead, Gate
 from asyncclient.http.reach import Reach
@@ -57,6 +58,8 @@ _P = BatchPhase
 _YIELD_EVERY = 256  # rows read between two turns given to the loop's other tasks
 _CHECK_EVERY = 64  # of the rows an earlier run finished, one in so many is compared
 _RESEND_AFTER = (1.0, 2.0, 4.0, 8.0, 15.0, 30.0)  # waits before a row not sent tries again
+_AGAIN = "run the batch again with its journal to wait for it (it is never sent again)"
+_LATER = "wait for it later by its ids (client.jobs.from_created); it is never sent again"
 
 
 class RowRunner:
@@ -402,14 +405,34 @@ class RowRunner:
         self._open[item.index] = job
         try:
             video = await job.wait(timeout=self.settings.wait_timeout)
-        except JobTimeoutError as exc:
-            self._finish(item, _R.FAILED, error=str(exc), job=job)
+        except VideoFailedError as exc:  # the service's FAILED: the only ``failed``
+            self._finish(item, _R.FAILED, error=exc.message, job=job, video=exc.video)
             return
-        except APIError as exc:
-            detail = getattr(exc, "video", None)
-            self._finish(item, _R.FAILED, error=exc.message, job=job, video=detail)
+        except JobTimeoutError as exc:  # the service goes on making it (and charges it)
+            self._still_pending(item, job, f"not finished within the batch's wait ({exc})")
+            return
+        except APIError as exc:  # it could not be followed: its outcome is unknown
+            self._still_pending(item, job, f"could not be followed ({exc})")
             return
         self._finish(item, _R.COMPLETED, job=job, video=video)
+
+    def _still_pending(self, item: Item, job: VideoJob, why: str) -> None:
+        """The row's video was accepted and is not known finished: the row keeps
+        ``submitted``, with its ids (its journal's last line stays ``accepted``, so the
+        next run with the journal waits for it again). Never ``failed`` on our side's
+        account: a row told failed is one a user pays for twice."""
+        self._passed(item.index)
+        self._open.pop(item.index, None)
+        self._ledger.keep(
+            RowResult(
+                index=item.index,
+                status=_R.SUBMITTED,
+                error=f"still pending: {why}; {_AGAIN if self._journal else _LATER}",
+                project_id=job.project_id,
+                video_id=job.video_id,
+                title=self._titles.pop(item.index, None),
+            )
+        )
 
     # -- a stop ---------------------------------------------------------------------------
 

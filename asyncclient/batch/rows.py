@@ -50,7 +50,9 @@ class BatchSettings:
         on_progress: Called with a :class:`BatchProgress` after each change.
         budget: Credits the batch may spend; later rows are ``skipped``.
         cost_per_row: Credits a row costs; learnt from the first video if omitted.
-        wait_timeout: How long to wait for each video (``None``: forever).
+        wait_timeout: How long to wait for each video (``None``: forever); a row whose
+            video is not finished by then stays ``submitted`` (never ``failed``: the
+            service goes on making it), and the next run with the journal waits again.
         read_charges: Read the detail of each video this run submitted once it ended
             (one GET per row) for its ``usedCredits``, which the video list leaves
             out: ``batch.report().credits_spent`` is then what the service charged.
@@ -124,18 +126,20 @@ class RowResult:
     index: int
     """The row's position in the input (0-based)."""
     status: RowOutcome
-    """``completed``, ``failed`` (the video failed), ``rejected`` (bad input or refused
-    by the service: provably nothing made, nothing paid), ``skipped`` (the credit budget
-    was reached), ``unresolved`` (sent, and whether the service made it is not known
-    yet: run the batch again with its journal), ``not_sent`` (the batch stopped before
-    sending it: the service could not be reached) or, in a stopped batch only,
-    ``submitted`` (accepted, its video not finished yet: a run with the journal awaits
-    it); compares equal to those strings."""
+    """``completed``, ``failed`` (the service reports the video FAILED), ``rejected``
+    (bad input or refused by the service: provably nothing made, nothing paid),
+    ``skipped`` (the credit budget was reached), ``unresolved`` (sent, and whether the
+    service made it is not known yet: run the batch again with its journal),
+    ``not_sent`` (the batch stopped before sending it: the service could not be reached)
+    or ``submitted`` (accepted, its video not known finished when the run ended: the
+    batch's wait ran out, the video could not be followed, or the batch stopped; it may
+    be charged, and a run with the journal awaits it); compares equal to those
+    strings."""
     video: VideoDetail | None = None
     """The completed (or failed) video, as the video list shows it: the detail-only
     fields (script, usedCredits, ...) may be None; ``client.videos.get`` reads them."""
     error: str | None = None
-    """Why it failed, was rejected or skipped."""
+    """Why it failed, was rejected or skipped, or is still pending."""
     project_id: str | None = None
     """The row's project, once the service made it."""
     video_id: str | None = None

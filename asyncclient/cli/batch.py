@@ -28,6 +28,7 @@ from asyncclient.cli.exits import (
 from asyncclient.cli.journal import (
     earlier_of,
     lost_record_text,
+    pending_text,
     resuming_text,
     stopped_text,
     this_run_text,
@@ -90,6 +91,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="S",
         help="stop once the service has not answered for this long; rows never sent "
         "end not_sent, accepted rows stay pending in the journal (0: never stop)",
+    )
+    p.add_argument(
+        "--wait-timeout",
+        type=seconds,
+        default=3600.0,
+        metavar="S",
+        help="wait this long for each video; one not finished by then stays pending (it "
+        "may be charged) and the next run with the journal waits for it again (0: forever)",
     )
     p.add_argument(
         "--max-open",
@@ -161,6 +170,7 @@ async def batch_command(args: argparse.Namespace, client: AsyncClient) -> int:
         spacing=args.spacing,
         settle_window=args.settle_window,
         unreachable_after=args.unreachable_after or None,
+        wait_timeout=args.wait_timeout or None,
         concurrency=args.concurrency,
         max_open=max(args.max_open, args.concurrency),
         journal=journal,
@@ -277,14 +287,10 @@ async def _finish(
         print_json({"summary": summary, "rows": row_records(results, downloaded.paths)})
     else:
         _print_summary(report, journal, tally, downloaded, args.download)
-    if tally[_R.UNRESOLVED]:
-        note(
-            f"{tally[_R.UNRESOLVED]} rows were sent but the service could not yet say whether "
-            "it made them: run the same command again to find out (they are never resent "
-            "blindly)"
-        )
     if report.stopped is not None:
         note(stopped_text(report, journal))
+    elif report.pending:
+        note(pending_text(report, journal))
     return code
 
 
@@ -301,7 +307,7 @@ def _print_summary(
         if tally[outcome]
     )
     pending = report.count(_R.SUBMITTED)
-    if report.stopped is not None and pending:
+    if pending:
         more += f", {pending} still pending"
     print(
         f"{tally[_R.COMPLETED]} completed, {tally[_R.FAILED]} failed, "

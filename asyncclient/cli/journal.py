@@ -15,7 +15,14 @@ from asyncclient.batch.report import BatchReport
 from asyncclient.cli.progress import Earlier
 from asyncclient.errors import JournalWriteError
 
-__all__ = ["earlier_of", "lost_record_text", "resuming_text", "this_run_text"]
+__all__ = [
+    "earlier_of",
+    "lost_record_text",
+    "pending_text",
+    "resuming_text",
+    "stopped_text",
+    "this_run_text",
+]
 
 
 def earlier_of(report: BatchReport) -> Earlier:
@@ -99,6 +106,36 @@ def lost_record_text(report: BatchReport, lost: JournalWriteError) -> str:
     return (
         f"{lost}; the batch stopped: {sent}; no other row was sent. Free disk space (or "
         "raise the file size limit) and run the same command again to resume"
+    )
+
+
+def pending_text(report: BatchReport, journal: Path) -> str:
+    """What a run that ended with rows still pending left, and how to finish them.
+
+    Returns:
+        E.g. ``3 rows still pending: 2 accepted and not finished within the wait (they
+        may be charged; their ids are in j.jsonl), 1 sent and not answered (never
+        resent blindly); run the same command again to resume: it waits for them``.
+    """
+    parts = []
+    waiting = report.count(RowOutcome.SUBMITTED)
+    if waiting:
+        parts.append(
+            f"{waiting} accepted and not known finished (they may be charged; their ids "
+            f"are in {journal})"
+        )
+    unresolved = report.count(RowOutcome.UNRESOLVED)
+    if unresolved:
+        parts.append(
+            f"{unresolved} sent, and the service could not yet say whether it made them "
+            "(never resent blindly)"
+        )
+    unsent = report.count(RowOutcome.NOT_SENT)
+    if unsent:
+        parts.append(f"{unsent} not sent (nothing charged)")
+    return (
+        f"{report.pending} rows still pending: {', '.join(parts)}; run the same command "
+        "again to resume: it waits for them and asks the service before sending any again"
     )
 
 
