@@ -252,3 +252,52 @@ async def test_without_the_services_clock_a_lost_creation_stays_unresolved(
             [again] = await client.batch([request], journal=journal, settle_window=1.0)
     assert again.status == "unresolved" and "cannot be proven" in (again.error or "")
     assert posts(emu, TALKING[5:]) == 1 and len(emu.store.projects) == 1
+
+
+async def test_a_look_again_reads_only_what_was_created_since_the_last_one() -> None:
+    """A lost creation that made nothing, behind 2,100 newer videos: the first look reads
+    back to its send time (21 pages); the next looks read only what was made since (one
+    page, and the page that shows the list is past it), and one still finds a project of the name made late (a queued request)."""
+    async with Emulator(time_scale=1.0, seed=26) as emu:
+        key = emu.add_team(plan="premium", credits=1000)
+        team = emu.store.teams[emu.team_id(key)]
+        cat = emu.catalog
+        emu.faults.add(TALKING, "drop_before", times=1)
+        async with client_of(emu, key) as client:
+            with pytest.raises(AmbiguousCreationError) as info:
+                await client.projects.create_talking_avatar(
+                    script="Hi", avatar_id=cat.avatars[0], voice_id=cat.voices[0], name="Late"
+                )
+            error = info.value
+
+            def other(n: int) -> None:
+                emu.advance(1.0)
+                for i in range(n):
+                    emu.store.create_project(
+                        team, "talking_avatar", {"script": "x"}, name=f"Other {i}",
+                        cost=0, form="A",
+                    )  # fmt: skip
+
+            def pages() -> int:
+                return sum(1 for r in emu.requests if r.path == "/v1/video/list")
+
+            other(2100)
+            start = pages()
+            assert await client.projects.reconcile(error) is None
+            first = pages() - start
+            other(50)
+            start = pages()
+            assert await client.projects.reconcile(error) is None
+            second = pages() - start
+            emu.advance(1.0)
+            late = emu.store.create_project(
+                team, "talking_avatar", {"script": "Hi"}, name="Late", cost=8, form="A"
+            )
+            other(30)
+            start = pages()
+            found = await client.projects.reconcile(error)
+            third = pages() - start
+    assert first == 21  # 2,100 newer videos, then the list ends
+    # What was made since, and the first page wholly older (the stop): two pages each.
+    assert second == 2 and third == 2
+    assert found is not None and found.project_id == late.id

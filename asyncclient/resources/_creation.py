@@ -6,6 +6,8 @@ from collections.abc import Collection
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from attrs import define
+
 from asyncclient.errors import (
     AmbiguousCreationError,
     APIResponseValidationError,
@@ -106,8 +108,13 @@ async def find_created(
             ]
         )
     since = _made_after(error, skew)
-    matches = await _scan(videos, name, _LIST_TYPE.get(error.format or ""), since, max_pages)
-    matches = [m for m in matches if (m.project_id or m.id) not in claimed]
+    before = _Looked.of(error, since, claimed)
+    scan = await _scan(
+        videos, name, _LIST_TYPE.get(error.format or ""), since, before.top, max_pages
+    )
+    matches = [m for m in scan.found if (m.project_id or m.id) not in claimed]
+    if not matches:  # what this look read need not be read again for this error
+        before.after(scan, error)
     if len(matches) > 1:
         ids = ", ".join(sorted({m.project_id or m.id for m in matches}))
         raise AmbiguousCreationError(
@@ -139,27 +146,84 @@ def _made_after(error: AmbiguousCreationError, skew: float | None) -> datetime:
     return sent - timedelta(seconds=skew)
 
 
+@define
+class _Scan:
+    """What one look read: the videos of the name made since the send time, and the
+    newest ``createdAt`` it saw (None: none)."""
+
+    found: list[Video]
+    top: datetime | None = None
+
+
+@define
+class _Looked:
+    """What earlier looks for one error read, all of it without a match: the list down
+    from ``top`` (the newest ``createdAt`` they saw) to the send time ``since``, where
+    only the projects ``seen`` (each claimed then) bore its name. A later look with the
+    same send time, and those projects still claimed, reads only what is newer: the
+    cost of looking again is what was created since the last look. Kept on the error
+    (``_asyncclient_looked``), as the error is what a caller looks with each time."""
+
+    since: datetime
+    top: datetime | None = None
+    seen: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(
+        cls, error: AmbiguousCreationError, since: datetime, claimed: Collection[str]
+    ) -> _Looked:
+        earlier = getattr(error, _LOOKED, None)
+        if (
+            isinstance(earlier, _Looked)
+            and earlier.since == since
+            and all(project in claimed for project in earlier.seen)
+        ):
+            return earlier
+        return cls(since)
+
+    def after(self, scan: _Scan, error: AmbiguousCreationError) -> None:
+        """Remember a look that found nothing unclaimed."""
+        if scan.top is None:
+            return
+        top = scan.top if self.top is None else max(scan.top, self.top)
+        seen = self.seen | {video.project_id or video.id for video in scan.found}
+        setattr(error, _LOOKED, _Looked(self.since, top, seen))
+
+
+_LOOKED = "_asyncclient_looked"
+
+
 async def _scan(
-    videos: Videos, name: str, list_type: str | None, since: datetime, max_pages: int | None
-) -> list[Video]:
+    videos: Videos,
+    name: str,
+    list_type: str | None,
+    since: datetime,
+    read_before: datetime | None,
+    max_pages: int | None,
+) -> _Scan:
     """Videos named ``name`` made at ``since`` or later (or of no known time), from the
-    newest back to the first page wholly before ``since`` or the list's end."""
+    newest back to the first page wholly before ``since`` (or before ``read_before``,
+    down to which an earlier look read) or the list's end."""
     found: dict[str, Video] = {}
+    stop = since if read_before is None else max(since, read_before)
     count = 0
+    top: datetime | None = None
     async for page in videos.list(type=list_type, page_size=100).pages():
         count += 1
         for video in page.items:
             if video.name == name and (video.created_at is None or video.created_at >= since):
                 found[video.project_id or video.id] = video
         times = [v.created_at for v in page.items if v.created_at is not None]
-        if times and max(times) < since:
-            return list(found.values())  # every later page is older still
+        if times:
+            top = max(times) if top is None else max(top, *times)
+        if times and max(times) < stop:
+            return _Scan(list(found.values()), top)  # every later page is older still
         if max_pages is not None and count >= max_pages:
             raise ReconciliationError(
                 f"looked at {count} pages of the video list without reaching back to "
-                f"{since:%Y-%m-%d %H:%M:%S} (the service's time the request left): "
+                f"{stop:%Y-%m-%d %H:%M:%S} (the service's time the request left): "
                 f"whether it made a project named {name!r} is not known",
                 reason="page_cap",
                 pages=count,
             )
-    return list(found.values())  # the list's end
+    return _Scan(list(found.values()), top)  # the list's end
