@@ -25,6 +25,7 @@ from asyncclient import (
     Plan,
     TalkingAvatarRequest,
     TokenBucket,
+    ValidationError,
     Video,
     VideoDetail,
     VideoJob,
@@ -252,8 +253,15 @@ async def test_an_error_in_a_row_ends_the_batch_with_that_error() -> None:
 
 
 async def test_budget_stops_submitting(emu: Emulator, client: AsyncClient) -> None:
-    # A template video costs 5 credits in the emulator.
-    batch = client.templates.generate_many("tpl_welcome", rows(5), spacing=0, budget=12)
+    # A template video costs 5 credits in the emulator; nothing tells it here: refused,
+    # never a first row sent "to find out" (tests/test_batch_budget.py has the rest).
+    unknown = client.templates.generate_many("tpl_welcome", rows(5), spacing=0, budget=12)
+    with pytest.raises(ValidationError, match="cost_per_row"):
+        await finish(emu, unknown)
+    assert creations(emu) == 0
+    batch = client.templates.generate_many(
+        "tpl_welcome", rows(5), spacing=0, budget=12, cost_per_row=5
+    )
     results = await finish(emu, batch)
     assert [r.status for r in results] == ["completed"] * 2 + ["skipped"] * 3
     assert creations(emu) == 2
@@ -337,10 +345,10 @@ async def test_a_resumed_batch_counts_what_it_spent_before(
 ) -> None:
     journal = tmp_path / "budget.jsonl"
     first = client.templates.generate_many(
-        "tpl_welcome", rows(4), spacing=0, budget=10, journal=journal
+        "tpl_welcome", rows(4), spacing=0, budget=10, cost_per_row=5, journal=journal
     )
     assert [r.status for r in await finish(emu, first)] == ["completed"] * 2 + ["skipped"] * 2
-    again = client.templates.generate_many(
+    again = client.templates.generate_many(  # the cost: what the journal's rows were charged
         "tpl_welcome", rows(4), spacing=0, budget=10, journal=journal
     )
     assert [r.status for r in await finish(emu, again)] == ["completed"] * 2 + ["skipped"] * 2

@@ -47,7 +47,7 @@ from asyncclient.errors import (
 )
 from asyncclient.http.gate import Ahead, Gate
 from asyncclient.http.reach import Reach
-from asyncclient.models.videos import CreatedProject, VideoDetail
+from asyncclient.models.videos import VideoDetail
 
 __all__ = ["JobMaker", "RowRunner", "Submitter"]
 
@@ -96,7 +96,8 @@ class RowRunner:
         self._reading = True  # rows are still being read from the source
         self._sem = asyncio.Semaphore(settings.concurrency)
         self._opened = OpenRows(settings.max_open)
-        self._budget = CreditBudget(settings.budget, settings.cost_per_row, clock=clock)
+        self.budget = self._budget = CreditBudget(settings.budget, settings.cost_per_row)
+        ledger.subscribe(self._budget.charged)  # a charge read replaces the cost counted
         self._journal: Journal | None = None
         self._last_start = -1e9
         self._claimed = Claims(None)
@@ -126,6 +127,12 @@ class RowRunner:
                 key=self.settings.journal_key,  # a journal of another key is refused
             )
             ledger.read_journal(self._journal.counts())
+        try:  # what a row may cost, and the rows sent before, known before any is sent
+            await self._budget.begin(self._journal, self._jobs)
+        except BaseException:
+            if self._journal is not None:
+                self._journal.close()
+            raise
         self._notes = Notes(self._journal)
         self._claimed = Claims(self._journal)
         ledger.set_total(source.total)
@@ -186,8 +193,7 @@ class RowRunner:
 
     async def _finished_before(self, source: RowSource, index: int, raw: Any) -> None:
         """A row an earlier run finished: not built (but one in :data:`_CHECK_EVERY`,
-        compared with the journal), its result told later; the first one tells the budget
-        what a row costs."""
+        compared with the journal), its result told later."""
         assert self._journal is not None
         self._seen_before += 1
         state = self._journal.rows.get(index) if self._seen_before % _CHECK_EVERY == 1 else None
@@ -195,11 +201,7 @@ class RowRunner:
         if state is not None:
             check_fingerprint(source.rebuild(index, raw), state)
         self._passed(index)
-        self._budget.count()
         self._earlier.found(index)
-        if state is not None and self._budget.limit is not None and self._budget.cost is None:
-            created = CreatedProject(project_id=state.project_id, video_id=state.video_id)
-            await self._budget.learn(self._jobs.from_created(created))
 
     def _picked_up(self, source: RowSource, index: int, raw: Any) -> Item | None:
         """A row an earlier run got accepted, not rebuilt (None: build it, see above)."""
@@ -238,14 +240,11 @@ class RowRunner:
             if cut_off(item, state):
                 # Sent by an earlier run that ended before the answer: ask the service in
                 # the row's own task, so that many such rows are asked about at once.
-                # Counted meanwhile, as it may have been paid.
-                self._budget.count()
+                # (The budget counted it at the start, as it may have been paid.)
                 return self._opened.launch(rows, self._settle_cut_off, item, state)
             job = job_of(self._jobs, state)
             if job is not None:
                 self._passed(item.index)
-                self._budget.count()
-                await self._budget.learn(job)  # a row sent before tells
                 return self._opened.launch(rows, self._await, item, job)
         if await self._take_turn(item):
             return self._opened.launch(rows, self._submit_and_await, item)
@@ -259,10 +258,9 @@ class RowRunner:
             self._finish(item, _R.UNRESOLVED, error=job.reason)
             return
         if job is not None:
-            await self._budget.learn(job)
             await self._await(item, job)
             return
-        self._budget.uncount()  # the service made nothing: the row is submitted afresh
+        self._budget.refund()  # the service made nothing: the row is submitted afresh
         if await self._take_turn(item):
             await self._submit_and_await(item)
 
@@ -300,7 +298,6 @@ class RowRunner:
         )
         self._ledger.move(item.index, _R.SUBMITTED)
         self._ledger.report_progress()
-        await self._budget.learn(job)
         await self._await(item, job)
 
     async def _submit(self, item: Item) -> VideoJob | None:

@@ -13,6 +13,7 @@ from attrs import frozen
 from asyncclient._states import RowOutcome
 from asyncclient.awaiting.jobs import DEFAULT_WAIT_TIMEOUT
 from asyncclient.batch.settle import SETTLE_WINDOW
+from asyncclient.errors import ValidationError
 from asyncclient.http.prepared import PreparedCreation, check_creation
 from asyncclient.models.requests import CreationRequest, TemplateGenerationRequest
 from asyncclient.models.videos import VideoDetail
@@ -48,8 +49,17 @@ class BatchSettings:
         journal: A JSON Lines file to record progress in; running the same batch
             with it again resumes without submitting a row twice.
         on_progress: Called with a :class:`BatchProgress` after each change.
-        budget: Credits the batch may spend; later rows are ``skipped``.
-        cost_per_row: Credits a row costs; learnt from the first video if omitted.
+        budget: A cap on the credits the batch may be charged (with its journal:
+            every run together); ``0`` sends nothing. A row is sent only while what
+            remains covers the most a row may cost; the rows past it are ``skipped``.
+            Every row that may have been charged counts: accepted, in flight,
+            ``unresolved``, and the rows an earlier run sent (at their videos' charges
+            where read). What a row may cost comes from ``cost_per_row``, or from what
+            the service charged the videos of the journal's earlier rows, read before
+            anything is sent; when neither tells it, a budget above 0 is refused
+            before anything is sent (:class:`~asyncclient.errors.ValidationError`).
+        cost_per_row: The most one row may cost, in credits (the service does not
+            publish it); the larger of it and the journal rows' charges is used.
         wait_timeout: How long to wait for each video (``None``: forever); a row whose
             video is not finished by then stays ``submitted`` (never ``failed``: the
             service goes on making it), and the next run with the journal waits again.
@@ -101,6 +111,17 @@ class BatchSettings:
             )
         if not self.settle_window >= 0:
             raise ValueError(f"settle_window must be 0 or more seconds, got {self.settle_window}")
+        _check_credits("budget", self.budget, 0)
+        _check_credits("cost_per_row", self.cost_per_row, 1)
+
+
+def _check_credits(name: str, value: object, low: int) -> None:
+    """A credit setting is None or a whole number of at least ``low`` (a creation
+    consumes credits: a row costs at least one)."""
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < low):
+        raise ValidationError(
+            [f"{name}: must be a whole number of credits, at least {low} (or None), got {value!r}"]
+        )
 
 
 class BatchOptions(TypedDict, total=False):

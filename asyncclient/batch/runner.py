@@ -25,11 +25,16 @@ A batch names its phase (``batch.phase``, a :class:`BatchPhase`) and tells liste
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+import attrs
+
 from asyncclient._clock import SYSTEM_CLOCK, Clock
 from asyncclient._states import BatchPhase, RowOutcome
+from asyncclient.batch.budget import CreditBudget, RowCost, row_cost
+from asyncclient.batch.journal import Journal
 from asyncclient.batch.ledger import Ledger
 from asyncclient.batch.report import BatchListener, BatchReport, BatchUpdate
 from asyncclient.batch.rowrun import JobMaker, RowRunner, Submitter
@@ -103,6 +108,7 @@ class Batch:
         self.settings = settings or BatchSettings()
         self._source = rows if isinstance(rows, RowSource) else ItemSource(rows)
         self._batch_id = batch_id
+        self._jobs, self._clock = jobs, clock
         self._items: list[Item] | None = None
         self._ledger = Ledger(clock, self.settings.on_progress)
         self._rows = RowRunner(
@@ -149,6 +155,14 @@ class Batch:
             A function that unsubscribes ``listener`` (calling it twice is harmless).
         """
         return self._ledger.subscribe(listener)
+
+    @property
+    def budget(self) -> CreditBudget:
+        """The credit budget (read it, never change it): ``cost``, the most a row may
+        cost, and ``cost_from``, where that was learnt; ``committed``, the credits
+        counted against ``limit``; ``overcharged``, said when a row was charged more
+        than it was counted at (see :mod:`asyncclient.batch.budget`)."""
+        return self._rows.budget
 
     def report(self) -> BatchReport:
         """What this run did so far: rows by outcome, what the journal said of earlier
@@ -264,7 +278,10 @@ class Batch:
             keep: How many rows' problems to keep (the first ones); all are counted.
 
         Returns:
-            How many rows there are, how many would be rejected, and the first problems.
+            How many rows there are, how many would be rejected, the first problems,
+            and what a row may cost: the ``cost_per_row`` given, or what the service
+            charged the videos of the journal's rows (a few details read), with the
+            estimate of what the rows to send may cost.
 
         Raises:
             RuntimeError: The rows can be read only once (a generator).
@@ -275,7 +292,28 @@ class Batch:
                 "give a list or a file's reader, or let the run check each row as it sends"
             )
         await self._source.open()
-        return await check_rows(self._source, keep=keep)
+        found = await check_rows(self._source, keep=keep)
+        cost = await self._row_cost()
+        return attrs.evolve(
+            found,
+            cost_per_row=cost.per_row,
+            cost_given=cost.given,
+            cost_rows=tuple(cost.charges.items()),
+            sent_before=cost.sent_before,
+        )
+
+    async def _row_cost(self) -> RowCost:
+        """What a row may cost, learnt as a run learns it (nothing is sent); the journal,
+        when there is one already, is opened for that and closed."""
+        settings = self.settings
+        path = settings.journal
+        if path is None or not await asyncio.to_thread(os.path.exists, path):
+            return await row_cost(None, self._jobs, settings.cost_per_row)
+        journal = Journal.open(path, self._batch_id, now=self._clock.now, key=settings.journal_key)
+        try:
+            return await row_cost(journal, self._jobs, settings.cost_per_row)
+        finally:
+            journal.close()
 
     # -- running -------------------------------------------------------------------------
 

@@ -219,11 +219,54 @@ class BatchCheck:
     """Rows that would be rejected (bad input), every one counted."""
     problems: tuple[tuple[int, tuple[str, ...]], ...]
     """The first rejected rows' numbers and problems (``keep`` of them)."""
+    cost_per_row: int | None = None
+    """The most a row may cost, in credits: the batch's ``cost_per_row``, or what the
+    service charged the videos of the journal's rows (:attr:`cost_rows`), the larger;
+    None when nothing tells it (a batch with a budget above 0 is then refused)."""
+    cost_given: int | None = None
+    """The batch's ``cost_per_row`` setting."""
+    cost_rows: tuple[tuple[int, int], ...] = ()
+    """The journal's rows whose videos' charges were read: (row, credits) each."""
+    sent_before: int = 0
+    """Rows an earlier run sent (by the journal): not sent again, and counted against
+    the budget as charged."""
 
     @property
     def ok(self) -> bool:
         """True when no row would be rejected."""
         return self.rejected == 0
+
+    @property
+    def to_send(self) -> int:
+        """Rows a run would send: neither rejected nor sent by an earlier run."""
+        return max(0, self.rows - self.rejected - self.sent_before)
+
+    @property
+    def estimate(self) -> int | None:
+        """The most the rows to send may cost: :attr:`to_send` x :attr:`cost_per_row`
+        credits (None: the cost is unknown; 0 when no row is to be sent)."""
+        if self.to_send == 0:
+            return 0
+        return None if self.cost_per_row is None else self.to_send * self.cost_per_row
+
+    @property
+    def charged_before(self) -> int | None:
+        """Credits the rows an earlier run sent count against a budget: their charges
+        read, the others at :attr:`cost_per_row` (None while that is unknown)."""
+        unread = self.sent_before - len(self.cost_rows)
+        if unread and self.cost_per_row is None:
+            return None
+        return sum(c for _, c in self.cost_rows) + unread * (self.cost_per_row or 0)
+
+    def fits(self, budget: int) -> int | None:
+        """How many of the rows to send a budget of ``budget`` credits lets through
+        (None: the cost is unknown and the budget above 0)."""
+        before = self.charged_before
+        if budget == 0:
+            return 0
+        if self.cost_per_row is None or before is None:
+            return None
+        return min(self.to_send, max(0, budget - before) // self.cost_per_row)
 
 
 async def check_rows(source: RowSource, *, keep: int = 100) -> BatchCheck:
