@@ -37,6 +37,16 @@ BAD_OPTIONS = [
     (["batch", "rows.csv", "--template", "t", "--max-open", "0"], "--max-open", "at least 1"),
     (["batch", "rows.csv", "--template", "t", "--budget", "-5"], "--budget", "at least 0"),
     (
+        ["batch", "rows.csv", "--template", "t", "--cost-per-row", "0"],
+        "--cost-per-row",
+        "at least 1",
+    ),
+    (
+        ["batch", "rows.csv", "--template", "t", "--cost-per-row", "2.5"],
+        "--cost-per-row",
+        "whole number",
+    ),
+    (
         ["batch", "rows.csv", "--template", "t", "--settle-window", "-1"],
         "--settle-window",
         "at least",

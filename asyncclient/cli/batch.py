@@ -16,8 +16,9 @@ from typing import IO, Any
 
 from asyncclient._states import BatchPhase
 from asyncclient._states import RowOutcome as _R
+from asyncclient.batch.budget import HOW, CreditBudget, cost_source
 from asyncclient.batch.report import BatchReport, BatchUpdate
-from asyncclient.batch.runner import Batch, RowResult
+from asyncclient.batch.runner import Batch, BatchCheck, RowResult
 from asyncclient.cli.exits import (
     EXIT_ERROR,
     EXIT_INTERRUPTED,
@@ -51,6 +52,14 @@ from asyncclient.errors import JournalError, JournalWriteError
 __all__ = ["batch_command", "interrupt_reported", "read_rows", "register"]
 
 
+_BUDGET = (
+    "a cap on the credits the batch may be charged, its journal's earlier runs counted: a "
+    "row is sent only while what remains covers the most a row may cost (--cost-per-row, "
+    "or what the journal's rows were charged), 0 sends nothing"
+)
+_COST = "the most one row may cost, in credits (the service does not publish it)"
+
+
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``batch`` command.
 
@@ -75,7 +84,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--journal", metavar="FILE", help="default: ROWS.journal.jsonl")
     p.add_argument("--out", metavar="RESULTS.jsonl", help="write one result per row")
     p.add_argument("--download", metavar="DIR", help="download completed videos here")
-    p.add_argument("--budget", type=credits, metavar="CREDITS", help="stop submitting past it")
+    p.add_argument("--budget", type=credits, metavar="CREDITS", help=_BUDGET)
+    p.add_argument("--cost-per-row", type=count, metavar="CREDITS", help=_COST)
     p.add_argument(
         "--settle-window",
         type=seconds,
@@ -176,11 +186,12 @@ async def batch_command(args: argparse.Namespace, client: AsyncClient) -> int:
         journal=journal,
         on_progress=display,
         budget=args.budget,
+        cost_per_row=args.cost_per_row,
         read_charges=True,  # credits spent: what the service charged each row
     )
     if args.check:
         display.close()
-        return await _check_only(batch, rows)
+        return await _check_only(batch, rows, args.budget)
     opened = _JournalRead(batch, display, journal)
     batch.subscribe(opened)
     out = _Results(args)
@@ -203,14 +214,17 @@ async def batch_command(args: argparse.Namespace, client: AsyncClient) -> int:
         return EXIT_USAGE
     display.close()
     out.close()
-    return await _finish(args, client, out, batch.report(), journal)
+    code = await _finish(args, client, out, batch.report(), journal)
+    if args.budget is not None:
+        _say_budget(batch.budget, batch.report().count(_R.SKIPPED), json_out=args.json)
+    return code
 
 
-async def _check_only(batch: Batch, rows: RowsFile) -> int:
-    """``--check``: every row checked, the rejected ones named, nothing sent."""
+async def _check_only(batch: Batch, rows: RowsFile, budget: int | None) -> int:
+    """``--check``: rows checked, rejected ones named, what the rest may cost; none sent."""
     try:
         found = await batch.check()
-    except (OSError, ValueError) as exc:
+    except (JournalError, OSError, ValueError) as exc:
         error(str(exc))
         return EXIT_USAGE
     for index, problems in found.problems:
@@ -218,7 +232,46 @@ async def _check_only(batch: Batch, rows: RowsFile) -> int:
     if found.rejected > len(found.problems):
         note(f"... and {found.rejected - len(found.problems)} more rows")
     print(f"{found.rows} rows checked in {rows.path}: {found.rejected} would be rejected")
-    return EXIT_OK if found.ok else EXIT_USAGE
+    print(estimate_text(found))
+    unknown = budget is not None and found.fits(budget) is None
+    if budget is not None:
+        print(budget_fit_text(found, budget))
+    return EXIT_OK if found.ok and not unknown else EXIT_USAGE
+
+
+def estimate_text(found: BatchCheck) -> str:
+    """``estimate: 3 rows x 5 credits = 15 credits at most (a row's cost: given ...)``."""
+    sent = found.sent_before
+    before = f"; {sent} rows an earlier run sent are not sent again" if sent else ""
+    if found.cost_per_row is None and found.to_send:
+        return f"estimate: unknown: what a row may cost is not known: {HOW}{before}"
+    where = cost_source(found.cost_given, found.cost_rows).replace("given", "--cost-per-row")
+    return (
+        f"estimate: {found.to_send} rows x {found.cost_per_row or 0} credits = "
+        f"{found.estimate} credits at most (a row's cost: {where}){before}"
+    )
+
+
+def budget_fit_text(found: BatchCheck, budget: int) -> str:
+    """What a budget lets through of the rows to send."""
+    fits = found.fits(budget)
+    if fits is None:
+        return f"budget {budget} credits: a run would send nothing and exit 2 ({HOW})"
+    counted = f"{found.charged_before} counted for rows sent before; " if found.sent_before else ""
+    left = found.to_send - fits
+    return f"budget {budget} credits: {counted}{fits} rows fit, {left} would be skipped"
+
+
+def _say_budget(budget: CreditBudget, skipped: int, *, json_out: bool) -> None:
+    """What the budget counted, and a row charged more than it was counted at."""
+    if budget.overcharged is not None:
+        note(f"budget: {budget.overcharged}")
+    if not json_out:
+        print(
+            f"budget {budget.limit} credits: {budget.committed} counted (every row that may "
+            f"have been charged, a row at most {budget.cost} credits: {budget.cost_from}); "
+            f"{skipped} rows skipped"
+        )
 
 
 class _Results:
