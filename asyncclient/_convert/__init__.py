@@ -13,9 +13,10 @@ Hooks are registered once, on ``attrs.has``, in :func:`make_converter`:
 Whatever JSON it is given, :func:`decode` returns an instance or raises
 :class:`DecodeError`, in time linear in the data: a record takes only a JSON
 object and a list only a JSON array (a string is never split into characters),
-numbers must be finite and in range (ints fit 64 bits, timestamps fall in years
-1 to 9999), a list stops at its :data:`MAX_ERRORS`-th bad item, and at most
-:data:`MAX_ERRORS` lines are reported, then one ``and N more`` line.
+numbers must be finite and in range (ints fit 64 bits, the OpenAPI document's
+``format: int64``; a float is any finite double; timestamps fall in years 1 to 9999),
+a list stops at its :data:`MAX_ERRORS`-th bad item, and at most :data:`MAX_ERRORS`
+lines are reported, then one ``and N more`` line.
 
 Decoding takes a fast path first: per record, a function generated once that checks
 each value's exact JSON type and builds the instance without cattrs's error

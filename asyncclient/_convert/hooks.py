@@ -122,8 +122,11 @@ def _exact(kind: type, accept: tuple[type, ...]) -> Callable[[Any, Any], Any]:
 
     cattrs would turn ``5`` into ``"5"`` and ``"false"`` into ``True``; a value
     of the wrong JSON type is a response we cannot decode. Numbers must also be
-    finite (``json`` reads ``NaN`` and ``Infinity``) and ints fit 64 bits. JSON has one
-    number type: an integer written with a fraction of zero (``20.0``) is the integer.
+    finite (``json`` reads ``NaN`` and ``Infinity``). JSON has one number type: an
+    integer written with a fraction of zero (``20.0``) is the integer, and a number
+    written without one (``100000000000000000000``, JavaScript's ``1e20``) is the number.
+    An int fits 64 bits (the OpenAPI document's ``format: int64``); a float is any
+    finite double.
     """
 
     def structure(value: Any, _: Any) -> Any:
@@ -131,6 +134,11 @@ def _exact(kind: type, accept: tuple[type, ...]) -> Callable[[Any, Any], Any]:
             value = int(value)
         if (isinstance(value, bool) and kind is not bool) or not isinstance(value, accept):
             raise _Rejected(f"expected {kind.__name__}, got {_kind(value)}")
+        if kind is float and type(value) is int:
+            try:
+                return float(value)
+            except OverflowError:  # more than a double holds (json reads 400 digits)
+                raise _Rejected("number out of range (more than a double holds)") from None
         if isinstance(value, int) and not -_INT_RANGE <= value < _INT_RANGE:
             raise _Rejected(f"{kind.__name__} out of range (more than 64 bits)")
         if isinstance(value, float) and not math.isfinite(value):

@@ -9,10 +9,10 @@ the client's own (the objects open). An example the document allows must decode;
 broken anywhere may only raise the SDK's :class:`DecodeError`. Creation answers go
 through ``created_from_envelope`` and error envelopes through ``decode_envelope``.
 
-Examples keep to what a service puts on the wire: integers in JSON's interoperable range
-(RFC 8259, section 6), times a ``datetime`` holds. The SDK's typed refusals beyond that,
-and the cases settled on its side (``20.0`` read as an integer; ``""`` and null never
-sent), are the tests at the end.
+Examples are as a service puts them on the wire: integers anywhere in the document's bounds
+(``format: int64``), a double as JavaScript writes it (``1e20`` as an integer), times a
+``datetime`` holds. The SDK's typed refusals beyond that, and the cases settled on its side
+(``20.0`` read as an integer; ``""`` and null never sent), are the tests at the end.
 
 Requests: each creation the SDK builds and accepts (``problems()`` finds nothing), of the
 nine formats, drawn by the validation properties' strategies and serialised as the client
@@ -55,8 +55,8 @@ DOC: dict[str, Any] = json.loads(
 )
 BASE = "urn:openapi-document"
 REGISTRY: Registry[Any] = Registry().with_resource(BASE, DRAFT202012.create_resource(DOC))
-INTEROPERABLE = 2**53 - 1
-"""The largest integer every JSON implementation reads exactly (RFC 8259, section 6)."""
+PLAIN_NOTATION = 1e21
+"""JavaScript writes an integral double below this without a fraction or an exponent."""
 TIMESTAMP = re.compile(
     r"(\d{4})-(\d\d)-(\d\d)[Tt ](\d\d):(\d\d)(?::\d\d(?:\.\d+)?)?(?:[Zz]|([+-])(\d\d):(\d\d))"
 )
@@ -115,9 +115,9 @@ def inline(node: Any) -> Any:
 
 
 def fold(schema: Any, *, closed: bool) -> Any:
-    """``schema`` (inlined) with its ``allOf`` parts merged into it, its objects ``closed``
-    to their documented fields, its integers in the interoperable range: a schema to
-    generate from (the examples are then checked against the document's own)."""
+    """``schema`` (inlined) with its ``allOf`` parts merged into it and its objects
+    ``closed`` to their documented fields: a schema to generate from (the examples are then
+    checked against the document's own)."""
     if not isinstance(schema, dict):
         return schema
     own = dict(schema)
@@ -142,16 +142,14 @@ def fold(schema: Any, *, closed: bool) -> Any:
     for key in ("oneOf", "anyOf"):
         if key in out:
             out[key] = [fold(sub, closed=closed) for sub in out[key]]
-    if "integer" in (out.get("type") or []) or out.get("type") == "integer":
-        out["minimum"] = max(out.get("minimum", -INTEROPERABLE), -INTEROPERABLE)
-        out["maximum"] = min(out.get("maximum", INTEROPERABLE), INTEROPERABLE)
     return out
 
 
 def as_written(value: Any) -> Any:
     """``value`` as a JavaScript service writes it and Python reads it back: an integral
-    number has no fraction (``20``), so it is read as an int (in the interoperable range)."""
-    if isinstance(value, float) and value.is_integer() and abs(value) <= INTEROPERABLE:
+    number below 1e21 has no fraction or exponent (``20``, ``100000000000000000000``), so it
+    is read as an int."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < PLAIN_NOTATION:
         return int(value)
     if isinstance(value, list):
         return [as_written(item) for item in value]
@@ -399,12 +397,42 @@ def test_integral_number_written_with_a_fraction_decodes() -> None:
         decode({**data, "total": 20.5}, social.Pagination, conv=strict_converter)
 
 
-def test_integer_beyond_64_bits_is_a_typed_error_naming_the_field() -> None:
-    # Neither the spec nor the document bounds a count; RFC 8259 calls integers beyond
-    # 2**53 not interoperable. The SDK's choice: from 2**63 on, a DecodeError that names
-    # the field (in number fields too), never a silent wrap or an exception of Python's.
-    with pytest.raises(DecodeError, match=r"followers: int out of range"):
-        decode({"followers": 2**64}, social.AccountStats, conv=strict_converter)
+def integers(node: Any) -> list[dict[str, Any]]:
+    """Every integer schema under ``node``."""
+    if isinstance(node, list):
+        return [found for item in node for found in integers(item)]
+    if not isinstance(node, dict):
+        return []
+    kind = node.get("type")
+    own = [node] if kind == "integer" or (isinstance(kind, list) and "integer" in kind) else []
+    return own + [found for value in node.values() for found in integers(value)]
+
+
+def test_every_integer_of_the_document_is_the_int64_the_decoder_takes() -> None:
+    # The document states the range of every integer (format int64, its bounds); the
+    # decoder takes exactly that range, and beyond it raises a DecodeError naming the field,
+    # never a silent wrap or an exception of Python's.
+    found = integers(DOC)
+    assert len(found) > 40
+    for schema in found:
+        assert schema["format"] == "int64", schema
+        assert -(2**63) <= schema["minimum"] <= schema["maximum"] <= 2**63 - 1, schema
+    for value in (2**63 - 1, -(2**63)):
+        assert decode({"followers": value}, social.AccountStats, conv=strict_converter).followers
+    for value in (2**63, -(2**63) - 1):
+        for conv in (strict_converter, converter):
+            with pytest.raises(DecodeError, match=r"followers: int out of range"):
+                decode({"followers": value}, social.AccountStats, conv=conv)
+
+
+def test_integral_number_beyond_64_bits_decodes_as_a_number() -> None:
+    # A number is any finite double: JavaScript writes 1e20 as 100000000000000000000, which
+    # Python reads as an int; a number field takes it. Beyond a double, a DecodeError.
+    for conv in (strict_converter, converter):
+        stats = decode({"avgViews": 10**20}, social.AccountAnalytics, conv=conv)
+        assert stats.avg_views == 1e20 and type(stats.avg_views) is float
+        with pytest.raises(DecodeError, match=r"avgViews: number out of range"):
+            decode({"avgViews": 10**400}, social.AccountAnalytics, conv=conv)
 
 
 def test_timestamp_beyond_datetime_range_is_a_typed_error_naming_the_field() -> None:
