@@ -9,8 +9,9 @@ waiter cancelled while queued or asleep takes no token. ``clock`` and ``sleep``
 are injected so tests run on virtual time.
 
 The service's view wins: :meth:`TokenBucket.observe` lowers the tokens to the
-``X-RateLimit-Remaining`` of each response (another process may share the key),
-and :meth:`TokenBucket.pause` stops every request of the client after a 429.
+``X-RateLimit-Remaining`` of a response once they lie above what it allows (another
+process may share the key), and :meth:`TokenBucket.pause` stops every request of the
+client after a 429.
 """
 
 from __future__ import annotations
@@ -155,6 +156,19 @@ def _tokens_from_headers(
     return float(max(0, remaining)) - reserve
 
 
+def _most_held(remaining: int, reset_after: float | None, per_second: float) -> float:
+    """Fewer tokens than this the service holds, by its headers (the band's top).
+
+    ``X-RateLimit-Remaining`` is a floor: below ``remaining + 1``. With none remaining,
+    ``X-RateLimit-Reset`` is rounded up to a whole second and ``Date`` down, so the next
+    token comes more than ``reset_after - 2`` seconds on: the service holds less than
+    what that wait leaves.
+    """
+    if remaining <= 0 and reset_after is not None:
+        return 1.0 - max(0.0, reset_after - 2.0) * per_second
+    return float(max(0, remaining)) + 1.0
+
+
 class Limiter(Protocol):
     """What the client needs of a limiter (the token bucket, or the Redis one).
 
@@ -243,6 +257,7 @@ class TokenBucket:
         self._set_limits(rate)
         self._tokens = self._capacity
         self._updated = clock()
+        self._refilled = 0.0  # tokens refilled since the last one was taken
         self._paused_until = 0.0
         self._lock = asyncio.Lock()
         self._queued = 0  # acquirers holding or waiting for the lock
@@ -293,7 +308,9 @@ class TokenBucket:
         elapsed = now - self._updated
         self._updated = now
         if elapsed > 0.0:
-            self._tokens = min(self._capacity, self._tokens + elapsed * self._per_second)
+            tokens = min(self._capacity, self._tokens + elapsed * self._per_second)
+            self._refilled += tokens - self._tokens
+            self._tokens = tokens
         elif self._tokens > self._capacity:  # a clock that did not move: only clamp
             self._tokens = self._capacity
 
@@ -314,6 +331,7 @@ class TokenBucket:
         """
         if not self._queued and self._wait_needed() <= 0:
             self._tokens -= 1.0  # nobody ahead and a token now: no lock, no wait
+            self._refilled = 0.0
             return 0.0
         started = self._clock()
         self._queued += 1
@@ -322,6 +340,7 @@ class TokenBucket:
                 while (wait := self._wait_needed()) > 0:
                     await self._sleep(wait)
                 self._tokens -= 1.0
+                self._refilled = 0.0
         finally:
             self._queued -= 1
         return self._clock() - started
@@ -329,18 +348,29 @@ class TokenBucket:
     def observe(self, remaining: int | None, reset_after: float | None = None) -> None:
         """Lower the tokens to what the service says remain (it may count other clients).
 
-        ``X-RateLimit-Remaining`` is a whole number: the service holds at least that
-        many tokens and less than one more. While the bucket's own count lies in that
-        band (less the reserve) it agrees with the service and is kept, so the
-        fraction of a token the header cannot show is not thrown away at every
-        response; once it lies above the band, something else spent tokens of the
-        key and the bucket drops to the header's count.
+        The headers give a band: ``X-RateLimit-Remaining`` is a whole number (the
+        service holds at least that many tokens and less than one more), and with none
+        remaining ``X-RateLimit-Reset`` says when the next token comes, give or take
+        the whole seconds it and ``Date`` are rounded to. While the bucket's own count
+        (less the reserve) lies in that band it agrees with the service and is kept, so
+        what the headers cannot show is not thrown away at every response. The headers
+        are as old as the service's answer, and the bucket has refilled since: by at
+        most what it refilled since it last gave a token (to the answered request or a
+        later one), so the band's top is raised by that.
+
+        A count above the top by less than the reserve is a latency's worth ahead of
+        the service (its refill started when the first request reached it, a little
+        after ours): it is trimmed to the top, which costs that much and no more (a
+        whole token, six seconds on the Free plan, before). A count further above
+        means something else spent tokens of the key: the bucket drops to the
+        header's count, less the reserve, which is so rebuilt.
 
         Args:
             remaining: ``X-RateLimit-Remaining``.
             reset_after: Seconds until ``X-RateLimit-Reset``, read against the
                 response's ``Date``. With none remaining it says when the next
-                token comes; the bucket then waits at least that long.
+                token comes; a bucket above the band then waits that long, less
+                the second the two may be off.
         """
         if remaining is None:
             return
@@ -348,11 +378,13 @@ class TokenBucket:
         if cap >= self._capacity:
             return  # the service leaves more than the bucket ever holds: nothing to lower
         self._refill()
-        if remaining <= 0 and reset_after is not None:
-            if cap < self._tokens:  # the next token's time is known: wait for it
-                self._tokens = cap
-        elif self._tokens >= cap + 1.0:  # above the band the header allows
+        top = _most_held(remaining, reset_after, self._per_second) - self._reserve
+        top += max(0.0, self._refilled)  # what the bucket gained since the answer left
+        over = self._tokens - top
+        if over >= self._reserve:  # more than latency explains: something else spent
             self._tokens = cap
+        elif over >= 0.0:  # a latency's worth over (the service refilled later): trimmed
+            self._tokens = top
 
     def pause(self, seconds: float) -> None:
         """Hold every request until ``seconds`` from now, and empty the bucket."""

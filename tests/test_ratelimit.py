@@ -156,10 +156,67 @@ async def test_the_fraction_the_header_cannot_show_is_kept() -> None:
     r = Plan.FREE.rate_limit.reserve
     b.observe(3)
     await vt.advance(3.0)  # half a token refilled: 3.5 on the service's side
-    b.observe(3)  # "3": the service holds 3 to 4, and so 3.5 agrees
-    assert b.tokens == pytest.approx(3.5 - r)
-    b.observe(2)  # above the band: something else spent tokens of the key
+    await b.acquire()
+    b.observe(2)  # "2": the service holds 2 to 3, and so 2.5 agrees
+    assert b.tokens == pytest.approx(2.5 - r)
+    await b.acquire()
+    b.observe(0)  # 1.5 is above the band: something else spent tokens of the key
+    assert b.tokens == pytest.approx(0 - r)
+
+
+async def test_an_answer_a_round_trip_old_costs_no_token() -> None:
+    """The service counted 2.99 when the request reached it (header: 2); the answer
+    comes 0.1 s later, when the bucket has refilled past 3 less the reserve. That is
+    the round trip, not tokens spent elsewhere: kept (before, dropped to 2, six seconds
+    of the Free plan lost)."""
+    vt = VirtualTime()
+    b = bucket(vt)
+    r = Plan.FREE.rate_limit.reserve
+    for _ in range(17):
+        await b.acquire()  # 3 less the reserve left, as the service's 3
+    await vt.advance(0.99 * 6)
+    await b.acquire()  # 2.99 less the reserve
+    await vt.advance(0.1)  # the round trip: 1/60 of a token refilled
+    b.observe(2)
+    assert b.tokens == pytest.approx(2.99 + 0.1 / 6 - r)
+
+
+async def test_a_count_a_latency_ahead_of_the_service_is_trimmed_not_dropped() -> None:
+    """The service began refilling when the first request reached it, a little after the
+    bucket did: the bucket may count a few milliseconds of refill more than the header
+    allows. Less than the reserve over the band is trimmed to its top, no more."""
+    vt = VirtualTime()
+    b = bucket(vt)
+    r = Plan.FREE.rate_limit.reserve  # 50 ms of refill
+    for _ in range(17):
+        await b.acquire()
+    await vt.advance(0.03)  # 30 ms of refill on top of 3 less the reserve
+    await b.acquire()
+    b.observe(1)  # the service holds less than 2: 2.005 less the reserve is 5 ms over
     assert b.tokens == pytest.approx(2 - r)
+    await vt.advance(0.6)  # 0.1 token
+    await b.acquire()
+    b.observe(0)  # 1.1 less the reserve is far over "less than 1": dropped to the header
+    assert b.tokens == pytest.approx(0 - r)
+
+
+async def test_reset_in_whole_seconds_adds_no_wait_to_a_bucket_that_agrees() -> None:
+    """With none remaining, Reset (rounded up) and Date (rounded down) may lie two seconds
+    apart for a token due in 0.1 s: a bucket whose count agrees keeps it and waits 0.1 s
+    (before, it waited the second, a minute of the Free plan at time scale 60)."""
+    vt = VirtualTime()
+    rate = RateLimit(per_minute=600, burst=20)  # 10 a second; a reserve of half a token
+    b = bucket(vt, rate)
+    for _ in range(19):
+        await b.acquire()
+    await vt.advance(0.05)  # one token, less the reserve kept back
+    await b.acquire()
+    b.observe(0, reset_after=2.0)
+    started = vt.now
+    task = asyncio.create_task(b.acquire())
+    await vt.run_until_idle()
+    await task
+    assert vt.now - started == pytest.approx(0.1)
 
 
 async def test_pause_holds_every_request_until_it_ends() -> None:
@@ -281,12 +338,17 @@ def test_observe_lowers_the_tokens_exactly_as_the_formula_says(
     refilled = min(rate.client_capacity, start + elapsed * rate.per_second)
     b.observe(remaining, reset_after)
     cap = tokens_from_headers(remaining, reset_after, rate)
+    if remaining <= 0 and reset_after is not None:  # Reset and Date: two seconds of doubt
+        most = 1.0 - max(0.0, reset_after - 2.0) * rate.per_second
+    else:  # a whole number: less than one more
+        most = max(0, remaining) + 1.0
+    top = most - rate.reserve + (refilled - start)  # raised by what refilled since
     if cap >= rate.client_capacity:
         expected = refilled  # more than the bucket ever holds
-    elif remaining <= 0 and reset_after is not None:
-        expected = min(refilled, cap)  # the next token's time is known
-    elif refilled >= cap + 1.0:
-        expected = cap  # above the band a whole number allows
+    elif refilled - top >= rate.reserve:
+        expected = cap  # above the band by more than latency explains
+    elif refilled >= top:
+        expected = top  # a latency's worth above: trimmed
     else:
         expected = refilled  # within it: the bucket's own fraction is kept
     assert b.tokens == pytest.approx(expected)
