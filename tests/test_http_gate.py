@@ -60,7 +60,8 @@ async def test_a_creation_waiting_for_its_token_holds_reads_whatever_the_tokens(
 
 async def test_reads_keep_a_share_of_the_turns_while_creations_hold_them_back() -> None:
     """Submissions first, not all: with a creation always waiting for its token, one
-    turn in ten still goes to a read (before, reads waited for the last creation)."""
+    turn in 25 still goes to a read (before, reads waited for the last creation), and
+    no more (one in ten took a tenth of a saturated Free plan)."""
     gate = Gate(spare=lambda: 0.0)
     gate.expect(10_000)  # a batch announced; the tokens never cover it
     reads = 0
@@ -83,9 +84,9 @@ async def test_reads_keep_a_share_of_the_turns_while_creations_hold_them_back() 
         await asyncio.sleep(0)
     task.cancel()
     share = reads / (reads + creations)
-    assert 0.07 <= share <= 0.12, share
+    assert 0.03 <= share <= 0.05, share
     gaps = [b - a for a, b in itertools.pairwise(reader_turns)]
-    assert max(gaps) <= 12  # spread out, not one burst at the end
+    assert max(gaps) <= 30  # spread out, not one burst at the end
 
 
 async def test_without_a_share_creations_hold_reads_back_for_as_long_as_they_wait() -> None:

@@ -14,10 +14,13 @@ things hold background reads back:
   announced creations do not hold reads back.
 
 Submissions come first, but never all: background reads keep a :data:`SHARE` of the
-turns (one in ten by default) while creations hold them back, so that a batch that
+turns (one in 25 by default) while creations hold them back, so that a batch that
 saturates its plan still records completions as it sends (before, a 100,000-row batch
-recorded none while it submitted). Turns are counted over the recent past only (the
-counts halve past :data:`_WINDOW`), so a poller idle for long gets no burst.
+recorded none while it submitted), and its submissions still get 96% of the plan (one
+list page a turn in 25 follows 100 jobs; one in ten took a tenth of a Free plan's
+tokens from a batch of 100 rows). Reads made while nothing held them back count among
+the turns too. Turns are counted over the recent past only (the counts halve past
+:data:`_WINDOW`), so a poller idle for long gets no burst.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from contextlib import contextmanager
 
 __all__ = ["SHARE", "Ahead", "Gate"]
 
-SHARE = 0.1
+SHARE = 0.04
 """The part of the turns background reads keep while foreground work holds them back."""
 _WINDOW = 200  # turns counted before the counts halve
 
