@@ -257,7 +257,8 @@ async def test_without_the_services_clock_a_lost_creation_stays_unresolved(
 async def test_a_look_again_reads_only_what_was_created_since_the_last_one() -> None:
     """A lost creation that made nothing, behind 2,100 newer videos: the first look reads
     back to its send time (21 pages); the next looks read only what was made since (one
-    page, and the page that shows the list is past it), and one still finds a project of the name made late (a queued request)."""
+    page, and the page that shows the list is past it), and one still finds a project of
+    the name made late (a queued request)."""
     async with Emulator(time_scale=1.0, seed=26) as emu:
         key = emu.add_team(plan="premium", credits=1000)
         team = emu.store.teams[emu.team_id(key)]
