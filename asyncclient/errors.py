@@ -11,8 +11,8 @@
      |                                     reset or timed out after sending, any 5xx (501
      |                                     and 503 too), or a 2xx unreadable or without ids
      |    +-- ReconciliationError          a look for what such a creation made proves
-     |                                     nothing (the service's clock unknown, the list
-     |                                     not read back to the request): not "nothing made"
+     |                                     nothing (several match, the service's clock
+     |                                     unknown, the list not read back to the request)
      |    +-- VideoFailedError             a video the service reports FAILED
      |    +-- FleetError                   the fleet's shared Redis failed or answered oddly
      |    +-- APIStatusError               an error status (or ``success: false``)
@@ -274,22 +274,20 @@ class AmbiguousCreationError(APIError):
 class ReconciliationError(APIError):
     """A look for an ambiguous creation's project that cannot prove what it made.
 
-    Raised by ``client.projects.reconcile(error)`` when the look could not reach back
-    to the moment the request left by the service's own clock: that clock was never
-    read before the request left (``error.service_sent_after`` is None and no ``skew``
-    was given), or the scan stopped at ``max_pages`` before the list's ``createdAt``
-    passed the request's send time. It is "don't know", never "nothing was made": do
-    not send the creation again on it.
-
-    Attributes:
-        reason: ``"no_service_clock"`` or ``"page_cap"``.
-        pages: Pages of the video list read.
+    Raised by ``client.projects.reconcile(error)``: "don't know", never "nothing was
+    made" (do not resend on it). ``reason``: ``"several"`` (projects of its name made
+    since it left), ``"no_service_clock"`` (the service's clock never read before it
+    left, and no ``skew``), ``"page_cap"`` (``max_pages`` read before the list passed
+    its send time). ``pages``: pages read; ``project_ids``: the matching projects.
     """
 
-    def __init__(self, message: str, *, reason: str, pages: int = 0):
+    def __init__(
+        self, message: str, *, reason: str, pages: int = 0, project_ids: Sequence[str] = ()
+    ):
         super().__init__(message, method="GET", path="/v1/video/list")
         self.reason = reason
         self.pages = pages
+        self.project_ids = list(project_ids)
 
 
 class VideoFailedError(APIError):

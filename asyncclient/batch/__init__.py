@@ -1,7 +1,9 @@
 """Submitting many: a batch's rows, its journal, budget and reconciliation.
 
 Owns: :class:`Batch` and ``request_batch`` (``runner``), the run of its rows
-(``rowrun``), its phase, outcomes, counts and listeners (``ledger``), what it tells
+(``rowrun``: the scheduling), the one owner of a row's life (``book``: each event
+moves the row's outcome, journal record, budget and claims together), its phase,
+outcomes, counts and listeners (``ledger``), what it tells
 (``report``: :class:`BatchUpdate`, :class:`BatchReport`) and how it reads (``text``,
 its ``repr``), a row's settings, items and results (``rows``), where rows come from,
 read as they are sent (``source``; template rows turned into requests:

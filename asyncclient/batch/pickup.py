@@ -21,9 +21,9 @@ from asyncclient.awaiting.tasks import TaskScope
 from asyncclient.batch.digests import DigestSet
 from asyncclient.batch.journal import Journal, RowState
 from asyncclient.batch.rows import Item
-from asyncclient.errors import AmbiguousCreationError, JournalWriteError, ValidationError
+from asyncclient.errors import JournalWriteError, ValidationError
 from asyncclient.http.prepared import PreparedCreation
-from asyncclient.models.videos import CreatedProject
+from asyncclient.models.videos import CreatedProject, SentCreation
 
 __all__ = [
     "Claims",
@@ -48,7 +48,7 @@ class Submitter(Protocol):
         ...
 
     async def reconcile(
-        self, error: AmbiguousCreationError, *, claimed: Collection[str] = ()
+        self, error: SentCreation, *, claimed: Collection[str] = ()
     ) -> VideoJob | None: ...
 
 

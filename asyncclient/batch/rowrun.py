@@ -6,7 +6,8 @@ starts each, or picks it up from the journal, in the batch's task group: at most
 ``concurrency`` sent at once, ``spacing`` apart, under the budget, at most ``max_open``
 open; the next row is read once the one before has its turn. A row the journal saw
 finished is not sent (:mod:`~asyncclient.batch.earlier` tells it); a batch always ends
-(:mod:`asyncclient.batch.stop`). What it learns goes to the batch's ledger.
+(:mod:`asyncclient.batch.stop`). What happens to each row is written in the run's
+:class:`~asyncclient.batch.book.RowBook`, the one owner of a row's life.
 """
 
 from __future__ import annotations
@@ -20,24 +21,23 @@ from asyncclient._clock import Clock, pause
 from asyncclient._states import BatchPhase, JournalEvent, RowOutcome
 from asyncclient.awaiting.jobs import VideoJob
 from asyncclient.awaiting.tasks import TaskScope
+from asyncclient.batch.book import RowBook
 from asyncclient.batch.budget import CreditBudget
 from asyncclient.batch.earlier import Earlier
 from asyncclient.batch.journal import Journal, RowState
 from asyncclient.batch.ledger import Ledger
 from asyncclient.batch.pickup import (
-    Claims,
     JobMaker,
-    Notes,
     OpenRows,
     Submitter,
     check_fingerprint,
     cut_off,
     job_of,
 )
-from asyncclient.batch.rows import BatchSettings, Item, RowResult
+from asyncclient.batch.rows import BatchSettings, Item
 from asyncclient.batch.settle import Unknown, settle
 from asyncclient.batch.source import RowSource, title_of
-from asyncclient.batch.stop import Stop, end_open_rows
+from asyncclient.batch.stop import Stop
 from asyncclient.errors import (
     AmbiguousCreationError,
     APIConnectionError,
@@ -45,9 +45,9 @@ from asyncclient.errors import (
     JobTimeoutError,
     VideoFailedError,
 )
-from asyncclient.http.gate import Ahead, Gate
+from asyncclient.http.gate import Gate
 from asyncclient.http.reach import Reach
-from asyncclient.models.videos import VideoDetail
+from asyncclient.models.videos import SentCreation
 
 __all__ = ["JobMaker", "RowRunner", "Submitter"]
 
@@ -58,12 +58,11 @@ _P = BatchPhase
 _YIELD_EVERY = 256  # rows read between two turns given to the loop's other tasks
 _CHECK_EVERY = 64  # of the rows an earlier run finished, one in so many is compared
 _RESEND_AFTER = (1.0, 2.0, 4.0, 8.0, 15.0, 30.0)  # waits before a row not sent tries again
-_AGAIN = "run the batch again with its journal to wait for it (it is never sent again)"
-_LATER = "wait for it later by its ids (client.jobs.from_created); it is never sent again"
 
 
 class RowRunner:
-    """Runs a batch's rows once.
+    """Runs a batch's rows once: the scheduling (reading, spacing, sending, settling,
+    awaiting); what happens to each row is written in its :class:`RowBook`.
 
     Args:
         submitter: Submits one prepared creation (``client.projects``).
@@ -92,19 +91,13 @@ class RowRunner:
         self.settings, self._submitter, self._jobs = settings, submitter, jobs
         self._batch_id, self._clock, self._ledger = batch_id, clock, ledger
         self._gate, self._reach = gate, reach
-        self._ahead: Ahead | None = None
-        self._reading = True  # rows are still being read from the source
         self._sem = asyncio.Semaphore(settings.concurrency)
         self._opened = OpenRows(settings.max_open)
         self.budget = self._budget = CreditBudget(settings.budget, settings.cost_per_row)
         ledger.subscribe(self._budget.charged)  # a charge read replaces the cost counted
         self._journal: Journal | None = None
+        self._book = RowBook(ledger, self._budget)
         self._last_start = -1e9
-        self._claimed = Claims(None)
-        self._notes = Notes(None)
-        self._open: dict[int, VideoJob] = {}  # rows being awaited, by row
-        self._titles: dict[int, str | None] = {}  # titles of the rows read and not finished
-        self._count = 0  # rows read
         self._seen_before = 0  # rows read that an earlier run finished
         self._earlier = Earlier(None, ledger)
 
@@ -133,30 +126,24 @@ class RowRunner:
             if self._journal is not None:
                 self._journal.close()
             raise
-        self._notes = Notes(self._journal)
-        self._claimed = Claims(self._journal)
         ledger.set_total(source.total)
         ledger.to(_P.SUBMITTING)
         stop = Stop(self._clock, self._reach, self.settings.unreachable_after)
         self._earlier = Earlier(self._journal, ledger)
         rows_read = source.rows()
+        # Rows read, not yet past their submission: announced (a few, never all).
+        ahead = self._gate.expect(0) if self._gate is not None else None
+        self._book = book = RowBook(ledger, self._budget, self._journal, ahead)
         try:
-            # Rows read, not yet past their submission: announced (a few, never all).
-            self._ahead = self._gate.expect(0) if self._gate is not None else None
             async with stop.watching() as watch, TaskScope() as rows:
                 watch.scope = rows
                 rows.start(self._earlier.tell)
                 await self._read(rows_read, source, rows)
             if stop.reason is not None:
-                self._count = end_open_rows(
-                    stop.reason, ledger, self._journal, self._open, self._titles,
-                    read=self._count, unread=rows_read, source=source,
-                )  # fmt: skip
-                if ledger.phase is _P.SUBMITTING:  # every row has its outcome now
-                    ledger.to(_P.AWAITING)
+                book.stopped(stop.reason, rows_read, source)
         finally:
-            if self._ahead is not None:
-                self._ahead.close()
+            if ahead is not None:
+                ahead.close()
             if self._journal is not None:
                 self._journal.close()
 
@@ -164,32 +151,25 @@ class RowRunner:
         self, rows_read: Iterator[tuple[int, Any]], source: RowSource, rows: TaskScope
     ) -> None:
         """Read, build and start the rows one by one."""
-        ledger = self._ledger
+        book = self._book
         for index, raw in rows_read:
-            self._count = index + 1
-            ledger.add_row(index)
-            if self._count % _YIELD_EVERY == 0:
+            book.read(index)
+            if book.read_count % _YIELD_EVERY == 0:
                 await pause()
-                await ledger.room()  # a slow reader of the results slows the reading
-            if self._ahead is not None:
-                self._ahead.more(1)
+                await self._ledger.room()  # a slow reader of the results slows the reading
             event = self._journal.event_of(index) if self._journal else JournalEvent.NONE
             if event is JournalEvent.DONE:  # finished by an earlier run: told from the journal
                 await self._finished_before(source, index, raw)
                 continue
             item = self._picked_up(source, index, raw) if event is JournalEvent.ACCEPTED else None
             item = item or source.build(index, raw)
-            self._titles[index] = title_of(item.request) or source.title(raw)
+            book.titled(index, title_of(item.request) or source.title(raw))
             if item.problems:
-                self._finish(item, _R.REJECTED, error="; ".join(item.problems))
+                book.invalid(item)
                 continue
             await self._start(item, rows, event)
-        self._reading = False
         self._earlier.all_found()
-        ledger.all_read(self._count)
-        if self._ahead is not None:
-            self._ahead.close()  # every row read: what was announced and not read is gone
-        self._check_passed()
+        book.all_read()
 
     async def _finished_before(self, source: RowSource, index: int, raw: Any) -> None:
         """A row an earlier run finished: not built (but one in :data:`_CHECK_EVERY`,
@@ -200,7 +180,7 @@ class RowRunner:
         source.skip(index, raw)
         if state is not None:
             check_fingerprint(source.rebuild(index, raw), state)
-        self._passed(index)
+        self._book.passed(index)
         self._earlier.found(index)
 
     def _picked_up(self, source: RowSource, index: int, raw: Any) -> Item | None:
@@ -212,19 +192,6 @@ class RowRunner:
             return None
         source.skip(index, raw)
         return Item(index, None, (), known=state.fingerprint)
-
-    def _passed(self, index: int) -> None:
-        """The row is past its submission (sent, refused, skipped, or known from the
-        journal): polling need not leave a token for it any more."""
-        if self._ledger.pass_row(index):
-            if self._ahead is not None:
-                self._ahead.sent()
-            self._check_passed()
-
-    def _check_passed(self) -> None:
-        ledger = self._ledger
-        if not self._reading and ledger.passed >= ledger.total and ledger.phase is _P.SUBMITTING:
-            ledger.to(_P.AWAITING)
 
     async def _start(self, item: Item, rows: TaskScope, event: JournalEvent) -> None:
         """Submit one row (or pick it up from the journal) and await it in ``rows``, once
@@ -244,23 +211,32 @@ class RowRunner:
                 return self._opened.launch(rows, self._settle_cut_off, item, state)
             job = job_of(self._jobs, state)
             if job is not None:
-                self._passed(item.index)
+                self._book.passed(item.index)
                 return self._opened.launch(rows, self._await, item, job)
         if await self._take_turn(item):
             return self._opened.launch(rows, self._submit_and_await, item)
         return False
 
     async def _settle_cut_off(self, item: Item, state: RowState) -> None:
-        job = await self._settle_interrupted(item, state)
+        """A row an earlier run sent and was cut off from: what did the service make?"""
+        assert item.request is not None and state.sent_at is not None
+        sent = SentCreation(
+            request=item.request,
+            sent_at=state.sent_at,
+            service_sent_after=state.service_at,  # the service's clock, as a live row's
+        )
+        job = await self._settle(sent)
+        book = self._book
         if job is not None:
-            self._passed(item.index)
+            book.passed(item.index)
         if isinstance(job, Unknown):  # may have been paid: counted, never resent
-            self._finish(item, _R.UNRESOLVED, error=job.reason)
+            book.ambiguous(item, job.reason)
             return
         if job is not None:
+            await book.found(item, job)
             await self._await(item, job)
             return
-        self._budget.refund()  # the service made nothing: the row is submitted afresh
+        book.made_nothing()  # the row is submitted afresh
         if await self._take_turn(item):
             await self._submit_and_await(item)
 
@@ -268,8 +244,7 @@ class RowRunner:
         """Admit the row under the budget, then wait for a slot and its spacing; False
         (the row skipped) once the budget is reached."""
         if not await self._budget.admit():
-            self._passed(item.index)
-            self._finish(item, _R.SKIPPED, error="credit budget reached")
+            self._book.skipped(item)
             return False
         await self._sem.acquire()
         await self._space()
@@ -292,12 +267,7 @@ class RowRunner:
         job = await self._submit(item)
         if job is None:
             return
-        self._claimed.add(job.project_id)
-        await self._notes.money(
-            JournalEvent.ACCEPTED, item, project=job.project_id, video=job.video_id
-        )
-        self._ledger.move(item.index, _R.SUBMITTED)
-        self._ledger.report_progress()
+        await self._book.accepted(item, job)
         await self._await(item, job)
 
     async def _submit(self, item: Item) -> VideoJob | None:
@@ -312,6 +282,7 @@ class RowRunner:
         leaves it open leaves it ``unresolved``.
         """
         assert item.prepared is not None
+        book = self._book
         held = True
         try:
             sendings = 0
@@ -321,28 +292,31 @@ class RowRunner:
                     await self._sem.acquire()
                     held = True
                     await self._space()
-                await self._notes.submit(item, await self._submitter.service_time())
-                self._ledger.mark_sent(item.index)
+                await book.sending(item, await self._submitter.service_time())
                 try:
                     return await self._submitter.submit(item.prepared)
                 except APIConnectionError as exc:
                     if exc.request_sent:
                         raise
                     # Not a byte left: nothing was made. Recorded as such, then tried again.
-                    self._ledger.unmark_sent(item.index)
-                    await self._notes.money(JournalEvent.REJECTED, item, error=f"not sent: {exc}")
+                    await book.not_sent(item, str(exc))
                     self._sem.release()
                     held = False
                     await self._clock.sleep(_RESEND_AFTER[min(unsent, len(_RESEND_AFTER) - 1)])
                     unsent += 1
                     continue
                 except AmbiguousCreationError as exc:
-                    self._passed(item.index)
+                    book.passed(item.index)
                     self._sem.release()
                     held = False
-                    settled = await self._settle(exc)
+                    sent = SentCreation(
+                        request=exc.request,
+                        sent_at=exc.sent_at,
+                        service_sent_after=exc.service_sent_after,
+                    )
+                    settled = await self._settle(sent)
                 if isinstance(settled, Unknown):
-                    self._finish(item, _R.UNRESOLVED, error=settled.reason)
+                    book.ambiguous(item, settled.reason)
                     return None
                 if settled is not None:
                     return settled
@@ -354,116 +328,38 @@ class RowRunner:
         except APIError as exc:  # a refusal: the service made nothing
             error = str(exc)
         finally:
-            self._passed(item.index)
+            book.passed(item.index)
             if held:
                 self._sem.release()
-        self._budget.refund()
-        await self._notes.money(JournalEvent.REJECTED, item, error=error, api=True)
-        self._finish(item, _R.REJECTED, error=error)
+        await book.refused(item, error)
         return None
 
-    async def _settle(self, exc: AmbiguousCreationError) -> VideoJob | Unknown | None:
-        claimed = self._claimed
+    async def _settle(self, sent: SentCreation) -> VideoJob | Unknown | None:
+        claimed = self._book.claims
 
-        async def reconcile(error: AmbiguousCreationError) -> VideoJob | None:
-            return await self._submitter.reconcile(error, claimed=claimed)
+        async def reconcile(creation: SentCreation) -> VideoJob | None:
+            return await self._submitter.reconcile(creation, claimed=claimed)
 
-        settled = await settle(reconcile, exc, self._clock, window=self.settings.settle_window)
+        settled = await settle(reconcile, sent, self._clock, window=self.settings.settle_window)
         if isinstance(settled, VideoJob):
             claimed.add(settled.project_id)
         return settled
 
-    async def _settle_interrupted(self, item: Item, state: RowState) -> VideoJob | Unknown | None:
-        """What a cut-off submission made: its job, :class:`Unknown` when the service
-        cannot yet tell, or None when it made nothing (the row may be sent again)."""
-        assert item.request is not None and state.sent_at is not None
-        error = AmbiguousCreationError(
-            "interrupted while submitting",
-            request=item.request,
-            sent_at=state.sent_at,
-            service_sent_after=state.service_at,  # the service's clock, as a live row's
-            cause=APIError("interrupted"),
-        )
-        job = await self._settle(error)
-        if isinstance(job, VideoJob):
-            await self._notes.money(
-                JournalEvent.ACCEPTED, item, project=job.project_id, video=job.video_id
-            )
-        return job
-
     async def _await(self, item: Item, job: VideoJob) -> None:
-        self._passed(item.index)  # (already, on every way here; never wait unannounced)
-        ledger = self._ledger
-        if ledger.outcome(item.index) is _R.PENDING:  # a row an earlier run submitted
-            ledger.move(item.index, _R.SUBMITTED, earlier=True)
+        book = self._book
+        charged_here = book.awaiting(item, job)
         # The list's record is outcome enough (a GET saved per row), unless the charges
         # of this run's rows are to be read (their usedCredits: detail view only).
-        job.read_detail = self.settings.read_charges and ledger.accepted(item.index)
-        self._open[item.index] = job
+        job.read_detail = self.settings.read_charges and charged_here
         try:
             video = await job.wait(timeout=self.settings.wait_timeout)
         except VideoFailedError as exc:  # the service's FAILED: the only ``failed``
-            self._finish(item, _R.FAILED, error=exc.message, job=job, video=exc.video)
+            book.finished(item, _R.FAILED, job, video=exc.video, error=exc.message)
             return
         except JobTimeoutError as exc:  # the service goes on making it (and charges it)
-            self._still_pending(item, job, f"not finished within the batch's wait ({exc})")
+            book.still_pending(item, job, f"not finished within the batch's wait ({exc})")
             return
         except APIError as exc:  # it could not be followed: its outcome is unknown
-            self._still_pending(item, job, f"could not be followed ({exc})")
+            book.still_pending(item, job, f"could not be followed ({exc})")
             return
-        self._finish(item, _R.COMPLETED, job=job, video=video)
-
-    def _still_pending(self, item: Item, job: VideoJob, why: str) -> None:
-        """The row's video was accepted and is not known finished: the row keeps
-        ``submitted``, with its ids (its journal's last line stays ``accepted``, so the
-        next run with the journal waits for it again). Never ``failed`` on our side's
-        account: a row told failed is one a user pays for twice."""
-        self._passed(item.index)
-        self._open.pop(item.index, None)
-        self._ledger.keep(
-            RowResult(
-                index=item.index,
-                status=_R.SUBMITTED,
-                error=f"still pending: {why}; {_AGAIN if self._journal else _LATER}",
-                project_id=job.project_id,
-                video_id=job.video_id,
-                title=self._titles.pop(item.index, None),
-            )
-        )
-
-    # -- a stop ---------------------------------------------------------------------------
-
-    # -- bookkeeping ---------------------------------------------------------------------
-
-    def _finish(
-        self,
-        item: Item,
-        status: RowOutcome,
-        *,
-        error: str | None = None,
-        job: VideoJob | None = None,
-        video: VideoDetail | None = None,
-    ) -> None:
-        self._passed(item.index)
-        self._open.pop(item.index, None)
-        self._ledger.move(item.index, status)
-        result = RowResult(
-            index=item.index,
-            status=status,
-            video=video,
-            error=error,
-            project_id=job.project_id if job else None,
-            video_id=(video.id if video else None) or (job.video_id if job else None),
-            title=self._titles.pop(item.index, None),
-        )
-        if status in (_R.COMPLETED, _R.FAILED):
-            self._notes.record(
-                JournalEvent.DONE,
-                item,
-                status=status.value,
-                project=result.project_id,
-                video=result.video_id,
-                error=error,
-                title=result.title,
-            )
-        self._ledger.keep(result)
+        book.finished(item, _R.COMPLETED, job, video=video)

@@ -24,11 +24,11 @@ from attrs import frozen
 from asyncclient._clock import Clock
 from asyncclient.awaiting.jobs import VideoJob
 from asyncclient.errors import (
-    AmbiguousCreationError,
     APIError,
     ReconciliationError,
     ValidationError,
 )
+from asyncclient.models.videos import SentCreation
 
 __all__ = ["LOOKS_AFTER", "SETTLE_WINDOW", "Unknown", "settle"]
 
@@ -49,33 +49,31 @@ class Unknown:
 
 
 async def settle(
-    reconcile: Callable[[AmbiguousCreationError], Awaitable[VideoJob | None]],
-    error: AmbiguousCreationError,
+    reconcile: Callable[[SentCreation], Awaitable[VideoJob | None]],
+    sent: SentCreation,
     clock: Clock,
     *,
     window: float = SETTLE_WINDOW,
 ) -> VideoJob | Unknown | None:
-    """The job of what ``error``'s creation made; None once a look after ``window``
+    """The job of what ``sent`` made; None once a look after ``window``
     seconds from its sending found nothing (nothing was made); :class:`Unknown` when
     the service could not tell (looks failed, or several projects match)."""
-    if error.service_sent_after is None:  # nothing to match on but our clock: a guess
+    if sent.service_sent_after is None:  # nothing to match on but our clock: a guess
         return Unknown(
             "sent before any reply of the service told its clock, so which project is "
-            f"this row's ({error.name!r}) cannot be proven; it stays unresolved and is "
+            f"this row's ({sent.name!r}) cannot be proven; it stays unresolved and is "
             "never resent: look for it in the video list"
         )
     failed: str | None = None
-    left = _Window(error, clock, window)
+    left = _Window(sent, clock, window)
     for look in range(10_000):  # bounded: a window of days at the longest delay
         delay = LOOKS_AFTER[min(look, len(LOOKS_AFTER) - 1)]
         if look and delay:
             await clock.sleep(min(delay, max(1.0, left())))
         last = left() <= 0
         try:
-            job = await reconcile(error)
-        except AmbiguousCreationError as several:  # more than one project matches
-            return Unknown(str(several))
-        except ReconciliationError as unprovable:  # no look can prove it: say so now
+            job = await reconcile(sent)
+        except ReconciliationError as unprovable:  # several match, or no look can prove it
             return Unknown(
                 f"sent, and whether the service made it cannot be proven: {unprovable}; "
                 "it is never resent on a guess"
@@ -103,8 +101,8 @@ class _Window:
     may have left in an earlier run); from then on the clock's monotonic time counts.
     """
 
-    def __init__(self, error: AmbiguousCreationError, clock: Clock, window: float) -> None:
-        sent: datetime = error.sent_at
+    def __init__(self, creation: SentCreation, clock: Clock, window: float) -> None:
+        sent: datetime = creation.sent_at
         self._clock = clock
         self._end = clock.monotonic() + window - max(0.0, (clock.now() - sent).total_seconds())
 

@@ -102,6 +102,7 @@ if TYPE_CHECKING:  # what the names below resolve to, for type checkers and IDEs
     )
     from asyncclient.models.videos import (
         CreatedProject,
+        SentCreation,
         Video,
         VideoCaptionSettings,
         VideoDetail,
@@ -158,6 +159,7 @@ _MODULE_OF = {
     "SearchAnalytics": "social",
     "SearchCreated": "social",
     "SearchRequest": "requests",
+    "SentCreation": "videos",
     "SocialMusic": "social",
     "SocialPlatform": "enums",
     "SocialVideo": "social",
@@ -263,6 +265,7 @@ __all__ = [
     "SearchAnalytics",
     "SearchCreated",
     "SearchRequest",
+    "SentCreation",
     "SocialMusic",
     "SocialPlatform",
     "SocialVideo",

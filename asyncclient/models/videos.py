@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
-from attrs import frozen
+from attrs import define, field, frozen
 
 from asyncclient.models.enums import AspectRatio, CaptionPreset, VideoStatus
 
 __all__ = [
     "CreatedProject",
+    "SentCreation",
     "Video",
     "VideoCaptionSettings",
     "VideoDetail",
@@ -88,6 +90,38 @@ class VideoDetail(Video):
     used_credits: int | None = None
     """Credits this video cost."""
     webhook: str | None = None
+
+
+@define(kw_only=True)
+class SentCreation:
+    """A creation request as it left, whose answer is not known: what a look for its
+    project (``client.projects.reconcile``) needs. ``AmbiguousCreationError`` carries
+    one; a batch builds one from its journal for a row an earlier run sent.
+
+    ``service_sent_after`` is a time the service's own clock had reached before the
+    request left (the ``Date`` of its earlier replies): a project the request made has a
+    ``createdAt`` no earlier than it. None when no reply had told it.
+    """
+
+    request: Any
+    """The creation request that was sent."""
+    sent_at: datetime
+    """When it was sent, by this client's clock (timezone-aware, UTC)."""
+    service_sent_after: datetime | None = None
+    looked: Any = field(default=None, init=False, repr=False, eq=False)
+    """What earlier looks for it read (kept by the look; not part of its value)."""
+
+    @property
+    def name(self) -> str | None:
+        """The project's name (a template's title), if it had one."""
+        name = getattr(self.request, "name", None)
+        return name if isinstance(name, str) else None
+
+    @property
+    def format(self) -> str | None:
+        """Which creation endpoint (``ugc_ads``, ``template``, ...)."""
+        fmt = getattr(self.request, "FORMAT", None)
+        return fmt if isinstance(fmt, str) else None
 
 
 @frozen(kw_only=True)

@@ -15,7 +15,7 @@ from asyncclient.errors import (
     ValidationError,
 )
 from asyncclient.models.requests import CreationRequest
-from asyncclient.models.videos import CreatedProject, Video
+from asyncclient.models.videos import CreatedProject, SentCreation, Video
 
 if TYPE_CHECKING:
     from asyncclient.resources.videos import Videos
@@ -73,7 +73,7 @@ def created_from_envelope(envelope: dict[str, Any], request: CreationRequest) ->
 
 async def find_created(
     videos: Videos,
-    error: AmbiguousCreationError,
+    error: AmbiguousCreationError | SentCreation,
     *,
     skew: float | None = None,
     max_pages: int | None = None,
@@ -93,13 +93,15 @@ async def find_created(
     in all of the list made since.
 
     Raises:
-        AmbiguousCreationError: Several unclaimed projects match; their ids are named.
-        ReconciliationError: The look cannot prove anything: the service's clock at
-            sending is unknown (and no ``skew``), or ``max_pages`` pages were read
-            without reaching back to the send time.
+        ReconciliationError: The look cannot prove which project is the request's:
+            several unclaimed ones match (``reason="several"``, their ids named), the
+            service's clock at sending is unknown and no ``skew`` was given
+            (``"no_service_clock"``), or ``max_pages`` pages were read without reaching
+            back to the send time (``"page_cap"``).
         ValidationError: The request had no name to look for.
     """
-    name = error.name
+    sent = sent_of(error)
+    name = sent.name
     if not name:
         raise ValidationError(
             [
@@ -107,29 +109,45 @@ async def find_created(
                 "give creations a unique name to make them reconcilable"
             ]
         )
-    since = _made_after(error, skew)
-    before = _Looked.of(error, since, claimed)
+    since = _made_after(sent, skew)
+    before = _Looked.of(sent, since, claimed)
     scan = await _scan(
-        videos, name, _LIST_TYPE.get(error.format or ""), since, before.top, max_pages
+        videos, name, _LIST_TYPE.get(sent.format or ""), since, before.top, max_pages
     )
     matches = [m for m in scan.found if (m.project_id or m.id) not in claimed]
-    if not matches:  # what this look read need not be read again for this error
-        before.after(scan, error)
+    if not matches:  # what this look read need not be read again for this creation
+        before.after(scan, sent)
     if len(matches) > 1:
-        ids = ", ".join(sorted({m.project_id or m.id for m in matches}))
-        raise AmbiguousCreationError(
-            f"several projects named {name!r} were created since {since:%H:%M:%S}: {ids}",
-            request=error.request,
-            sent_at=error.sent_at,
-            service_sent_after=error.service_sent_after,
-            cause=error.cause,
-            method=error.method,
-            path=error.path,
+        ids = sorted({m.project_id or m.id for m in matches})
+        raise ReconciliationError(
+            f"several projects named {name!r} were created since {since:%H:%M:%S}: "
+            f"{', '.join(ids)}; which one this request made cannot be told",
+            reason="several",
+            project_ids=ids,
         )
     return matches[0] if matches else None
 
 
-def _made_after(error: AmbiguousCreationError, skew: float | None) -> datetime:
+def sent_of(error: AmbiguousCreationError | SentCreation) -> SentCreation:
+    """The creation as it left: the value itself, or the one an error carries (made
+    once per error, so that looking again with the error reads only what is new)."""
+    if isinstance(error, SentCreation):
+        return error
+    sent = getattr(error, _SENT, None)
+    if not isinstance(sent, SentCreation):
+        sent = SentCreation(
+            request=error.request,
+            sent_at=error.sent_at,
+            service_sent_after=error.service_sent_after,
+        )
+        setattr(error, _SENT, sent)
+    return sent
+
+
+_SENT = "_asyncclient_sent"
+
+
+def _made_after(error: SentCreation, skew: float | None) -> datetime:
     """The earliest ``createdAt`` a project of ``error``'s request can have."""
     service: datetime | None = error.service_sent_after
     if service is not None:
@@ -161,18 +179,16 @@ class _Looked:
     from ``top`` (the newest ``createdAt`` they saw) to the send time ``since``, where
     only the projects ``seen`` (each claimed then) bore its name. A later look with the
     same send time, and those projects still claimed, reads only what is newer: the
-    cost of looking again is what was created since the last look. Kept on the error
-    (``_asyncclient_looked``), as the error is what a caller looks with each time."""
+    cost of looking again is what was created since the last look. Kept on the
+    :class:`SentCreation` (``looked``), which a caller looks with each time."""
 
     since: datetime
     top: datetime | None = None
     seen: frozenset[str] = frozenset()
 
     @classmethod
-    def of(
-        cls, error: AmbiguousCreationError, since: datetime, claimed: Collection[str]
-    ) -> _Looked:
-        earlier = getattr(error, _LOOKED, None)
+    def of(cls, sent: SentCreation, since: datetime, claimed: Collection[str]) -> _Looked:
+        earlier = sent.looked
         if (
             isinstance(earlier, _Looked)
             and earlier.since == since
@@ -181,16 +197,13 @@ class _Looked:
             return earlier
         return cls(since)
 
-    def after(self, scan: _Scan, error: AmbiguousCreationError) -> None:
+    def after(self, scan: _Scan, sent: SentCreation) -> None:
         """Remember a look that found nothing unclaimed."""
         if scan.top is None:
             return
         top = scan.top if self.top is None else max(scan.top, self.top)
         seen = self.seen | {video.project_id or video.id for video in scan.found}
-        setattr(error, _LOOKED, _Looked(self.since, top, seen))
-
-
-_LOOKED = "_asyncclient_looked"
+        sent.looked = _Looked(self.since, top, seen)
 
 
 async def _scan(

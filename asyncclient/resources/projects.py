@@ -21,9 +21,9 @@ from asyncclient.http.caller import Caller
 from asyncclient.models.requests import (
     CreationRequest,
 )
-from asyncclient.models.videos import CreatedProject
+from asyncclient.models.videos import CreatedProject, SentCreation
 from asyncclient.resources._base import Resource
-from asyncclient.resources._creation import created_from_envelope, find_created
+from asyncclient.resources._creation import created_from_envelope, find_created, sent_of
 from asyncclient.resources.formats import Formats
 from asyncclient.resources.videos import Videos
 
@@ -88,7 +88,7 @@ class Projects(Formats, Resource):
 
     async def reconcile(
         self,
-        error: AmbiguousCreationError,
+        error: AmbiguousCreationError | SentCreation,
         *,
         skew: float | None = None,
         max_pages: int | None = None,
@@ -111,7 +111,8 @@ class Projects(Formats, Resource):
         then and keeps the row pending meanwhile.
 
         Args:
-            error: What the creation raised.
+            error: What the creation raised, or the :class:`SentCreation` it carried
+                (looking again with the same one reads only what was made since).
             skew: When the service's clock at sending is unknown
                 (``error.service_sent_after`` is None): match projects made up to this
                 many seconds before ``error.sent_at`` on this client's clock. A guess,
@@ -126,9 +127,9 @@ class Projects(Formats, Resource):
             when none does yet.
 
         Raises:
-            AmbiguousCreationError: Several projects match; their ids are in the message.
-            ReconciliationError: The look cannot prove anything (the service's clock at
-                sending unknown, or ``max_pages`` reached first): do not resend on it.
+            ReconciliationError: The look cannot prove which project is the request's
+                (several match, the service's clock at sending unknown, or ``max_pages``
+                reached first): do not resend on it.
             ValidationError: The request had no name to look for.
         """
         video = await find_created(
@@ -140,7 +141,7 @@ class Projects(Formats, Resource):
             project_id=video.project_id,
             video_id=video.id,
             status=str(video.status),
-            format=error.format,
+            format=sent_of(error).format,
         )
         return self._jobs.from_created(found)
 
