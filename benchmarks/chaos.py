@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import collections
+import contextvars
 import csv
 import json
 import os
@@ -38,7 +39,7 @@ import signal
 import sys
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -52,6 +53,8 @@ from asyncclient.emulator import Emulator
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATE = "tpl_welcome"
 CREATE = "POST /v1/project/create"
+READS = "GET /v1/*"
+LIST = "GET /v1/video/list"
 SCALE = 600.0  # ten service minutes per real second
 PROCESSING = 60.0  # service seconds a video takes: 0.1 s real
 FAILURE_RATE = 0.05  # of template ("class") videos, seeded
@@ -119,12 +122,17 @@ def schedule(length: int, rate: float, rng: random.Random) -> list[FaultSpec | N
 def add_faults(emu: Emulator, n: int, rate: float, seed: int) -> None:
     """Creations follow a schedule; every other request meets each kind by probability."""
     emu.faults.add_schedule(CREATE, schedule(n * 4, rate, random.Random(seed)))
+    add_read_faults(emu, rate)
+
+
+def add_read_faults(emu: Emulator, rate: float) -> None:
+    """Reads meet each kind by probability, ``rate`` in all."""
     share = rate / len(KINDS)
     for i, spec in enumerate(KINDS):
         # rules are tried in order: rule i sees what rules 0..i-1 let through
         probability = share / (1.0 - i * share)
         params = {k: v for k, v in spec.items() if k != "kind"}
-        emu.faults.add("GET /v1/*", spec["kind"], probability=probability, **params)
+        emu.faults.add(READS, spec["kind"], probability=probability, **params)
 
 
 # -- the audit: from the emulator's records ---------------------------------------------
@@ -136,6 +144,7 @@ class Reported:
 
     status: str
     project_id: str | None = None
+    error: str | None = None
 
 
 @dataclass
@@ -149,11 +158,19 @@ class Audit:
     misreported: int
     misreports: collections.Counter[str] = field(default_factory=collections.Counter)
     unreported: int = 0
+    pending: int = 0
     credits_spent: int = 0
     credits_completed: int = 0
     credits_failed: int = 0
+    credits_pending: int = 0
+    credits_reported: int = 0
     seconds: float = 0.0
     note: str = ""
+
+
+# What a report says of the row's project: it was charged (and, for ``submitted``, is
+# still pending: accepted, its video not known finished when the run ended).
+CHARGED = frozenset({"completed", "failed", "submitted"})
 
 
 def audit(
@@ -164,8 +181,20 @@ def audit(
     reported: Mapping[int, Reported],
     seconds: float,
     note: str = "",
+    unsent: Collection[int] = (),
 ) -> Audit:
-    """Compare the client's reports with the service's records, row by row."""
+    """Compare the client's reports with the service's records, row by row.
+
+    ``unsent``: rows the run had not sent when it ended (a cancelled run's, by its
+    journal); one without a project is not lost, one with a project is misreported.
+
+    The credits of a row are those of its project (the first one, should there be
+    several), by the service's status of its video: completed, failed, or pending
+    (still being made: charged, not finished). The credits of the rows reported are
+    those of the projects the client's reports name as the row's (``completed``,
+    ``failed``, or ``submitted``: pending); a row reported ``unresolved`` (maybe
+    charged) or with no outcome names none.
+    """
     team = emu.team_id(key)
     now = emu.now()
     by_title: dict[str, list[Any]] = collections.defaultdict(list)
@@ -184,8 +213,9 @@ def audit(
         and r.project is None
     }
     misreports: collections.Counter[str] = collections.Counter()
-    lost = duplicates = duplicated_rows = unreported = 0
-    credits_completed = credits_failed = 0
+    lost = duplicates = duplicated_rows = unreported = pending = 0
+    credits_completed = credits_failed = credits_pending = credits_reported = 0
+    finished_since = 0  # rows reported pending whose video the service has since finished
     for index, title in enumerate(titles):
         projects = by_title.get(title, [])
         statuses = [p.videos[0].status(now) for p in projects]
@@ -197,23 +227,46 @@ def audit(
             credits_completed += projects[statuses.index("COMPLETED")].videos[0].used_credits
         elif "FAILED" in statuses:
             credits_failed += projects[statuses.index("FAILED")].videos[0].used_credits
+        elif projects:  # charged at creation, still being made
+            credits_pending += projects[0].videos[0].used_credits
+        if report is None and index in unsent:
+            unreported += 1
+            if projects:
+                misreports["not sent by its journal, but a project exists"] += 1
+            continue
         if not projects and not (report and report.status == "rejected" and title in refused):
             lost += 1
             said = f"{report.status}" if report else "nothing"
+            if report and report.status == "rejected" and report.error:
+                said = f"{said} ({report.error})"
             misreports[f"{said} (lost: no project, no rejection by the service)"] += 1
         if report is None:
             unreported += 1
             continue
-        mine = [p for p in projects if p.id == report.project_id] or projects
+        named = [p for p in projects if p.id == report.project_id]
+        mine = named or projects
         status = mine[0].videos[0].status(now) if mine else None
-        if report.status == "rejected" and projects:
+        if report.status in CHARGED and named:
+            credits_reported += named[0].videos[0].used_credits
+        if report.status == "submitted":
+            pending += 1
+        if report.project_id is not None and projects and not named:
+            misreports[f"{report.status}, naming a project the service did not make for it"] += 1
+        elif report.status == "rejected" and projects:
             misreports["rejected, but a project exists"] += 1
-        elif report.status == "skipped" and projects:
-            misreports["skipped, but a project exists"] += 1
+        elif report.status in ("skipped", "not_sent") and projects:
+            misreports[f"{report.status}, but a project exists"] += 1
         elif report.status == "completed" and status != "COMPLETED":
             misreports[f"completed, but the video is {status or 'missing'}"] += 1
         elif report.status == "failed" and status != "FAILED":
             misreports[f"failed, but the video is {status or 'missing'}"] += 1
+        elif report.status == "submitted" and status is None:
+            misreports["submitted (pending), but no project exists"] += 1
+        elif report.status == "submitted" and status != "STARTED":
+            finished_since += 1  # not a contradiction: it finished after the run ended
+    if finished_since:
+        more = f"{finished_since} rows reported pending were finished by the service since"
+        note = f"{note}; {more}" if note else more
     return Audit(
         label=label,
         rows=len(titles),
@@ -224,9 +277,12 @@ def audit(
         misreported=sum(v for k, v in misreports.items() if "(lost" not in k),
         misreports=misreports,
         unreported=unreported,
+        pending=pending,
         credits_spent=CREDITS - emu.credits(key),
         credits_completed=credits_completed,
         credits_failed=credits_failed,
+        credits_pending=credits_pending,
+        credits_reported=credits_reported,
         seconds=seconds,
         note=note,
     )
@@ -237,17 +293,19 @@ def table(title: str, audits: Sequence[Audit]) -> None:
     print()
     print(
         "| after | rows | faults injected (by kind) | duplicate projects (rows) | rows lost "
-        "| misreported | no outcome | credits spent | credits of completed rows "
-        "| credits of failed rows | seconds |"
+        "| misreported | no outcome | pending | credits spent | credits of completed rows "
+        "| credits of failed rows | credits of pending rows | credits of the rows reported "
+        "| seconds |"
     )
-    print("|---|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|")
+    print("|---|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
     for a in audits:
         faults = ", ".join(f"{k} {v}" for k, v in sorted(a.faults.items())) or "none"
         total = sum(a.faults.values())
         print(
             f"| {a.label} | {a.rows} | {total}: {faults} | {a.duplicates} ({a.duplicated_rows}) "
-            f"| {a.lost} | {a.misreported} | {a.unreported} | {a.credits_spent} "
-            f"| {a.credits_completed} | {a.credits_failed} | {a.seconds:.1f} |"
+            f"| {a.lost} | {a.misreported} | {a.unreported} | {a.pending} | {a.credits_spent} "
+            f"| {a.credits_completed} | {a.credits_failed} | {a.credits_pending} "
+            f"| {a.credits_reported} | {a.seconds:.1f} |"
         )
     print()
     for a in audits:
@@ -270,8 +328,65 @@ def emulator(seed: int) -> Emulator:
 # -- scenario A: in process --------------------------------------------------------------
 
 
+_LOOK: contextvars.ContextVar[list[int] | None] = contextvars.ContextVar("look", default=None)
+
+
+@dataclass
+class Probe:
+    """What a run asked of the video list, counted at the client's calls (a call's
+    retries are one call; the emulator's request log counts every attempt): the looks
+    for lost creations (``projects.reconcile``), the rows they were for, the pages they
+    read, the most one look read, and the pages the poller read to follow the rows."""
+
+    looks: int = 0
+    looked_for: set[str] = field(default_factory=set)
+    look_pages: int = 0
+    deepest: int = 0
+    poll_pages: int = 0
+    batch: Any = None  # the run's batch: a cancelled one still tells what it finished
+
+    def attach(self, client: AsyncClient) -> None:
+        """Count through ``client``'s own objects (the batch calls the same ones)."""
+        videos, projects = client.videos, client.projects
+        list_page, reconcile = videos.list_page, projects.reconcile
+
+        async def counted_page(**options: Any) -> Any:
+            pages = _LOOK.get()
+            if pages is None:
+                self.poll_pages += 1
+            else:
+                self.look_pages += 1
+                pages[0] += 1
+                self.deepest = max(self.deepest, pages[0])
+            return await list_page(**options)
+
+        async def counted_look(error: Any, **options: Any) -> Any:
+            self.looks += 1
+            self.looked_for.add(str(error.name))
+            token = _LOOK.set([0])
+            try:
+                return await reconcile(error, **options)
+            finally:
+                _LOOK.reset(token)
+
+        videos.list_page = counted_page  # type: ignore[method-assign]
+        projects.reconcile = counted_look  # type: ignore[method-assign]
+
+    def describe(self) -> str:
+        return (
+            f"{self.looks} looks for lost creations ({len(self.looked_for)} rows) read "
+            f"{self.look_pages} list pages (the most in one look: {self.deepest}); "
+            f"following the rows read {self.poll_pages}"
+        )
+
+
 async def run_batch(
-    emu: Emulator, key: str, data: list[dict[str, str]], journal: Path, settle: float = SETTLE
+    emu: Emulator,
+    key: str,
+    data: list[dict[str, str]],
+    journal: Path,
+    settle: float = SETTLE,
+    probe: Probe | None = None,
 ) -> tuple[dict[int, Reported], str]:
     """One run of the batch; returns the reports and what went wrong, if anything."""
     rate = Plan.PREMIUM.rate_limit.scaled(SCALE)
@@ -280,6 +395,8 @@ async def run_batch(
     async with AsyncClient(
         key, base_url=emu.url, plan=rate, timeouts=timeouts, polling=polling
     ) as client:
+        if probe is not None:
+            probe.attach(client)
         batch = client.templates.generate_many(
             TEMPLATE,
             data,
@@ -288,13 +405,15 @@ async def run_batch(
             concurrency=8,
             settle_window=settle,
         )
+        if probe is not None:
+            probe.batch = batch
         try:
             results = await asyncio.wait_for(batch, RUN_LIMIT)
         except TimeoutError:
             return {}, f"gave up after {RUN_LIMIT:g} s"
         except Exception as exc:
             return {}, f"the batch raised {type(exc).__name__}: {exc}"
-    return {r.index: Reported(str(r.status), r.project_id) for r in results}, ""
+    return {r.index: Reported(str(r.status), r.project_id, r.error) for r in results}, ""
 
 
 async def scenario_a(n: int, rate: float, seed: int, folder: Path) -> list[Audit]:
@@ -481,7 +600,8 @@ def read_out(path: Path) -> dict[int, Reported]:
     for line in path.read_text(encoding="utf-8").splitlines():
         if line.strip():
             record = json.loads(line)
-            out[int(record["row"])] = Reported(str(record["status"]), record.get("projectId"))
+            status, project, error = record["status"], record.get("projectId"), record.get("error")
+            out[int(record["row"])] = Reported(str(status), project, error)
     return out
 
 
@@ -522,6 +642,8 @@ async def scenario_b(n: int, rate: float, kills: int, seed: int, folder: Path) -
         if errors:
             note += f"; their errors: {'; '.join(sorted(set(errors))[:5])}"
         reported = read_out(folder / "b.out.jsonl")
+        # rows no run had sent when the last was killed: not lost (the journal's word)
+        sent, _ = journal_reports(folder / "b.journal.jsonl")
         audits.append(
             audit(
                 f"{kills} killed runs (faults)",
@@ -531,6 +653,7 @@ async def scenario_b(n: int, rate: float, kills: int, seed: int, folder: Path) -
                 reported,
                 time.monotonic() - started,
                 note,
+                unsent=set(range(n)) - set(sent),
             )
         )
         emu.faults.clear()
@@ -609,19 +732,242 @@ async def _repeated_titles(n: int, seed: int, folder: Path) -> Audit:
     return result
 
 
+# -- scenario D: many rows, a list outage, a cancel, a resume ---------------------------
+
+OUTAGE = 120.0  # service seconds the video list fails (two minutes: 0.2 s real)
+OUTAGE_AT = 0.4  # of the rows created when it starts
+CANCEL_AT = 0.6  # of the rows created when the run is cancelled...
+CANCEL_AFTER_OUTAGE = 60.0  # ...and at least this many service seconds after the outage
+RESUMES = 3  # finishing runs at most (each waits for every row: one is expected)
+OPEN = frozenset({"submitted", "unresolved", "not_sent"})
+
+
+@dataclass
+class Outage:
+    """What the director did to run 1, from the emulator's records."""
+
+    started_at: float | None = None  # service time
+    ended_at: float | None = None
+    created_at_start: int = 0
+    created_at_end: int = 0
+    list_reads: int = 0  # during the outage, every one failed
+    list_faults: collections.Counter[str] = field(default_factory=collections.Counter)
+    created_at_cancel: int = 0
+    cancelled: bool = False
+
+    def describe(self, n: int) -> str:
+        if self.started_at is None or self.ended_at is None:
+            return "the run ended before its list outage"
+        failed = ", ".join(f"{k} {v}" for k, v in sorted(self.list_faults.items()))
+        said = (
+            f"GET /v1/video/list failed for {self.ended_at - self.started_at:.0f} service "
+            f"seconds from the {_nth(self.created_at_start)} creation to the "
+            f"{_nth(self.created_at_end)}: {self.list_reads} reads, {failed or 'none failed'}"
+        )
+        if self.cancelled:
+            return f"{said}; cancelled at the {_nth(self.created_at_cancel)} creation of {n}"
+        return f"{said}; the run ended before its cancel"
+
+
+def _nth(number: int) -> str:
+    """1st, 2nd, 3rd, 4th, ..., 11th, 12th, 13th, ..., 21st."""
+    if number % 100 in (11, 12, 13):
+        return f"{number}th"
+    return f"{number}{ {1: 'st', 2: 'nd', 3: 'rd'}.get(number % 10, 'th') }"
+
+
+async def direct(
+    emu: Emulator,
+    team: str,
+    n: int,
+    rate: float,
+    run: asyncio.Future[Any],
+    outage_for: float = OUTAGE,
+) -> Outage:
+    """Fail the video list for ``outage_for`` service seconds once ``OUTAGE_AT`` of the
+    rows were created, then cancel ``run`` (a deploy stopping a worker) once
+    ``CANCEL_AT`` were and :data:`CANCEL_AFTER_OUTAGE` service seconds have passed."""
+    said = Outage()
+
+    def created() -> int:
+        return int(emu.counters.projects[team])
+
+    async def until(ready: Any) -> bool:
+        while not run.done():
+            if ready():
+                return True
+            await asyncio.sleep(0.002)
+        return False
+
+    if not await until(lambda: created() >= OUTAGE_AT * n):
+        return said
+    said.started_at, said.created_at_start = emu.now(), created()
+    mark = len(emu.requests)
+    # the outage first, the reads' usual faults behind it (rules are tried in order)
+    for rule in emu.faults.rules:
+        if rule.route == READS:
+            emu.faults.remove(rule.id)
+    outage = [
+        emu.faults.add(LIST, "drop_before", probability=0.5),
+        emu.faults.add(LIST, "status", status=503, message="service unavailable"),
+    ]
+    add_read_faults(emu, rate)
+    end = said.started_at + outage_for
+    await until(lambda: emu.now() >= end)
+    for rule in outage:
+        emu.faults.remove(rule.id)
+    said.ended_at, said.created_at_end = emu.now(), created()
+    for record in emu.requests[mark:]:
+        if record.route == LIST:
+            said.list_reads += 1
+            said.list_faults[record.fault or "answered"] += 1
+    after = said.ended_at + CANCEL_AFTER_OUTAGE
+    if await until(lambda: created() >= CANCEL_AT * n and emu.now() >= after):
+        said.created_at_cancel = created()
+        said.cancelled = run.cancel()
+    return said
+
+
+def journal_reports(journal: Path) -> tuple[dict[int, Reported], collections.Counter[str]]:
+    """What a run that ended without results left in its journal, row by row, as
+    reports: ``done`` its outcome, ``accepted`` pending (``submitted``), ``rejected``, a
+    ``submit`` with no answer ``unresolved``; a row the run stopped before sending (the
+    journal's ``rejected`` "not sent") is unsent, as a row the journal never names. And
+    how many rows each last event has."""
+    last: dict[int, dict[str, Any]] = {}
+    for line in journal_lines(journal):
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue  # a torn last line
+        if isinstance(record, dict) and "i" in record:
+            last[int(record["i"])] = record
+    reported = {}
+    events: collections.Counter[str] = collections.Counter()
+    for row, record in last.items():
+        event = str(record.get("ev"))
+        if event == "done":
+            reported[row] = Reported(str(record.get("status")), record.get("project"))
+        elif event == "accepted":
+            reported[row] = Reported("submitted", record.get("project"))
+        elif event == "rejected" and str(record.get("error", "")).startswith("not sent"):
+            event = "rejected: not sent"  # the run stopped before the request left
+        elif event == "rejected":
+            reported[row] = Reported("rejected", error=record.get("error"))
+            event = f"rejected ({record.get('error', 'no reason')})"
+        elif event == "submit":
+            reported[row] = Reported("unresolved")
+        events[event] += 1
+    return reported, events
+
+
+def _gist(error: str) -> str:
+    """An error's words up to its first colon (a parenthesis it opened, closed)."""
+    gist = error.split(":")[0].strip()
+    return gist + ")" * (gist.count("(") - gist.count(")"))
+
+
+def list_reads(emu: Emulator, mark: int) -> str:
+    """The video list's pages served since request ``mark`` (every attempt, faulted ones
+    apart), from the emulator's request log."""
+    served = faulted = 0
+    for record in emu.requests[mark:]:
+        if record.route == LIST:
+            served += 1
+            faulted += record.fault is not None
+    return f"the emulator served {served} list pages ({faulted} faulted)"
+
+
+async def scenario_d(
+    n: int, rate: float, seed: int, folder: Path, outage_for: float = OUTAGE
+) -> list[Audit]:
+    data = rows(n)
+    titles = [r["title"] for r in data]
+    journal = folder / "d.journal.jsonl"
+    audits = []
+    began = time.monotonic()
+    async with emulator(seed) as emu:
+        key = emu.add_team(plan="premium", credits=CREDITS)
+        team = emu.team_id(key)
+        add_faults(emu, n, rate, seed)
+        probe, mark, started = Probe(), len(emu.requests), time.monotonic()
+        run = asyncio.ensure_future(run_batch(emu, key, data, journal, probe=probe))
+        outage = await direct(emu, team, n, rate, run, outage_for)
+        unsent: set[int] = set()
+        try:
+            reported, note = await run
+        except asyncio.CancelledError:  # what it reports is its journal
+            reported, states = journal_reports(journal)
+            unsent = set(range(n)) - set(reported)
+            made = {p.videos[0].name for p in emu.store.projects.values() if p.team_id == team}
+            # a row whose last record is its submit: left unresolved by the run (its
+            # looks could not tell; the batch said so), or cut by the cancel
+            results = probe.batch.results if probe.batch is not None else []
+            told = {r.index: r for r in results if r.status == "unresolved"}
+            why = collections.Counter(_gist(str(r.error)) for r in told.values())
+            open_ = [i for i, r in reported.items() if r.status == "unresolved"]
+            cut = [i for i in open_ if i not in told]
+            left = [i for i in open_ if i in told]
+            reasons = "".join(f"; {count}: {text}" for text, count in why.items())
+            note = (
+                "its outcomes are its journal's: "
+                + ", ".join(f"{count} rows {ev!r}" for ev, count in sorted(states.items()))
+                + f"; {len(unsent)} rows unsent; of the rows at 'submit', {len(left)} the "
+                f"run had ended unresolved ({sum(titles[i] in made for i in left)} of "
+                f"which the service had made{reasons}) and {len(cut)} the "
+                "cancel caught in flight or while their project was looked for "
+                f"({sum(titles[i] in made for i in cut)} made)"
+            )
+        seconds = time.monotonic() - started
+        notes = [outage.describe(n), note] if note else [outage.describe(n)]
+        notes.append(f"{probe.describe()}; {list_reads(emu, mark)}")
+        label = "run 1 (faults, list outage, cancelled)"
+        audits.append(audit(label, emu, key, titles, reported, seconds, "; ".join(notes), unsent))
+        emu.faults.clear()
+        for number in range(1, RESUMES + 1):
+            probe, mark, started = Probe(), len(emu.requests), time.monotonic()
+            reported, note = await run_batch(emu, key, data, journal, probe=probe)
+            seconds = time.monotonic() - started
+            notes = [note] if note else []
+            notes.append(f"{probe.describe()}; {list_reads(emu, mark)}")
+            still_open = sum(r.status in OPEN for r in reported.values())
+            last = bool(reported and not still_open) or number == RESUMES
+            if last:
+                notes.append(f"D took {time.monotonic() - began:.1f} s in all")
+            label = "resumed (same journal, no faults)"
+            if number > 1:
+                label = f"resumed again ({number})"
+            audits.append(audit(label, emu, key, titles, reported, seconds, "; ".join(notes)))
+            if last:
+                break
+    return audits
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rows", type=int, default=500, help="rows per scenario (500)")
     parser.add_argument("--fault-rate", type=float, default=0.1, help="of requests (0.1)")
     parser.add_argument("--kills", type=int, default=20, help="SIGKILLs in scenario B (20)")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--quick", action="store_true", help="40 rows, 3 kills (for CI)")
-    parser.add_argument("--only", choices=["A", "B", "C"], help="run one scenario")
+    parser.add_argument("--rows-d", type=int, default=5000, help="rows of scenario D (5000)")
+    parser.add_argument(
+        "--outage",
+        type=float,
+        default=OUTAGE / 60,
+        help=f"service minutes the video list fails in scenario D ({OUTAGE / 60:g})",
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="40 rows, 3 kills, 200 rows in D (for CI)"
+    )
+    parser.add_argument("--only", choices=["A", "B", "C", "D"], help="run one scenario")
     opts = parser.parse_args()
     if opts.quick:
-        opts.rows, opts.kills = 40, 3
+        opts.rows, opts.kills, opts.rows_d = 40, 3, 200
+    sizes = [f"{opts.rows} template rows"] if opts.only in (None, "A", "B", "C") else []
+    if opts.only in (None, "D"):
+        sizes.append(f"{opts.rows_d} in D")
     print(
-        f"{opts.rows} template rows, faults on {opts.fault_rate:.0%} of requests "
+        f"{', '.join(sizes)}, faults on {opts.fault_rate:.0%} of requests "
         f"({len(KINDS)} kinds and variants), emulator at {SCALE:g}x, "
         f"{FAILURE_RATE:.0%} of videos fail; every number from the emulator's records"
     )
@@ -642,6 +988,12 @@ async def main() -> None:
             table(
                 'C: each money path of issue "Money-safe, proven" on every creation',
                 await scenario_c(max(4, opts.rows // 20), opts.seed, folder),
+            )
+        if opts.only in (None, "D"):
+            table(
+                f"D: {opts.rows_d} rows, a list outage of {opts.outage:g} service minutes, "
+                "cancelled, then resumed",
+                await scenario_d(opts.rows_d, opts.fault_rate, opts.seed, folder, opts.outage * 60),
             )
 
 
