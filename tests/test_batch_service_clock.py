@@ -299,6 +299,7 @@ async def test_a_look_again_reads_only_what_was_created_since_the_last_one() -> 
             found = await client.projects.reconcile(error)
             third = pages() - start
     assert first == 21  # 2,100 newer videos, then the list ends
-    # What was made since, and the first page wholly older (the stop): two pages each.
-    assert second == 2 and third == 2
+    # What was made since, and the first page wholly older than the last look's newest
+    # (videos made in the same instant as that one are read again): a few pages, not 21.
+    assert 2 <= second <= 3 and 2 <= third <= 3
     assert found is not None and found.project_id == late.id

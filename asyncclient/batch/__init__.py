@@ -7,7 +7,9 @@ outcomes, counts and listeners (``ledger``), what it tells
 (``report``: :class:`BatchUpdate`, :class:`BatchReport`) and how it reads (``text``,
 its ``repr``), a row's settings, items and results (``rows``), where rows come from,
 read as they are sent (``source``; template rows turned into requests:
-``template_rows``), the journal file that makes a batch resumable (``journal``), its
+``template_rows``), the protocol a batch writes its journal through and the opening
+of the store its setting names (``store``), the journal file that makes a batch
+resumable (``journal``), its
 compact table of rows (``journal_table``), its checkpoint (``journal_index``) and its
 lock, one runner per journal (``journal_lock``), what a row's journal record tells and
 the seams a batch submits through (``pickup``), rows an earlier run finished

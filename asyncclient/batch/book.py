@@ -21,12 +21,12 @@ from typing import Any
 from asyncclient._states import BatchPhase, JournalEvent, RowOutcome
 from asyncclient.awaiting.jobs import VideoJob
 from asyncclient.batch.budget import CreditBudget
-from asyncclient.batch.journal import Journal
 from asyncclient.batch.ledger import Ledger
 from asyncclient.batch.pickup import Claims, Notes
 from asyncclient.batch.rows import Item, RowResult
 from asyncclient.batch.source import RowSource
 from asyncclient.batch.stop import end_open_rows
+from asyncclient.batch.store import JournalStore
 from asyncclient.http.gate import Ahead
 from asyncclient.models.videos import VideoDetail
 
@@ -51,7 +51,7 @@ class RowBook:
         self,
         ledger: Ledger,
         budget: CreditBudget,
-        journal: Journal | None = None,
+        journal: JournalStore | None = None,
         ahead: Ahead | None = None,
     ) -> None:
         self.ledger = ledger

@@ -26,9 +26,9 @@ from collections.abc import Iterator, Mapping
 from attrs import field, frozen
 
 from asyncclient._states import JournalEvent
-from asyncclient.batch.journal import Journal
 from asyncclient.batch.pickup import JobMaker
 from asyncclient.batch.report import BatchUpdate
+from asyncclient.batch.store import JournalStore
 from asyncclient.errors import APIConnectionError, APIError, ValidationError
 from asyncclient.models.videos import CreatedProject
 
@@ -90,7 +90,7 @@ def cost_source(given: int | None, charges: tuple[tuple[int, int], ...]) -> str:
     return read or "unknown"
 
 
-async def row_cost(journal: Journal | None, jobs: JobMaker, given: int | None) -> RowCost:
+async def row_cost(journal: JournalStore | None, jobs: JobMaker, given: int | None) -> RowCost:
     """What a row may cost: ``given``, and what the service charged the videos of up to
     :data:`SAMPLE` rows the journal saw accepted or finished (one read of a video's
     detail each; a row that cannot be read is passed over). Nothing is sent."""
@@ -103,7 +103,7 @@ async def row_cost(journal: Journal | None, jobs: JobMaker, given: int | None) -
     return RowCost(given=given, charges=charges, sent_before=sent)
 
 
-async def _read_charges(journal: Journal, jobs: JobMaker) -> dict[int, int]:
+async def _read_charges(journal: JournalStore, jobs: JobMaker) -> dict[int, int]:
     charges: dict[int, int] = {}
     tries = 0
     for index, created in _made_rows(journal):
@@ -128,7 +128,7 @@ async def _read_charges(journal: Journal, jobs: JobMaker) -> dict[int, int]:
     return charges
 
 
-def _made_rows(journal: Journal) -> Iterator[tuple[int, CreatedProject]]:
+def _made_rows(journal: JournalStore) -> Iterator[tuple[int, CreatedProject]]:
     """The rows the journal saw accepted or finished, with their ids, in row order."""
     for index in journal.rows:
         if journal.event_of(index) not in _MADE:
@@ -170,7 +170,7 @@ class CreditBudget:
         """Credits left for rows not sent yet (None without a budget)."""
         return None if self.limit is None else max(0, self.limit - self.committed)
 
-    async def begin(self, journal: Journal | None, jobs: JobMaker) -> None:
+    async def begin(self, journal: JournalStore | None, jobs: JobMaker) -> None:
         """Learn what a row may cost and count the rows an earlier run sent, before
         any row is sent.
 

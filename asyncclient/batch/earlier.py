@@ -15,9 +15,9 @@ from array import array
 
 from asyncclient._clock import pause
 from asyncclient._states import RowOutcome
-from asyncclient.batch.journal import Journal
 from asyncclient.batch.ledger import Ledger
 from asyncclient.batch.rows import RowResult
+from asyncclient.batch.store import JournalStore
 
 __all__ = ["Earlier"]
 
@@ -32,7 +32,7 @@ class Earlier:
         ledger: Where the results go.
     """
 
-    def __init__(self, journal: Journal | None, ledger: Ledger) -> None:
+    def __init__(self, journal: JournalStore | None, ledger: Ledger) -> None:
         self._journal = journal
         self._ledger = ledger
         self._found = array("q")

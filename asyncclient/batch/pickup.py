@@ -19,8 +19,9 @@ from asyncclient._states import JournalEvent
 from asyncclient.awaiting.jobs import VideoJob
 from asyncclient.awaiting.tasks import TaskScope
 from asyncclient.batch.digests import DigestSet
-from asyncclient.batch.journal import Journal, RowState
+from asyncclient.batch.journal_table import RowState
 from asyncclient.batch.rows import Item
+from asyncclient.batch.store import JournalStore
 from asyncclient.errors import JournalWriteError, ValidationError
 from asyncclient.http.prepared import PreparedCreation
 from asyncclient.models.videos import CreatedProject, SentCreation
@@ -62,7 +63,7 @@ class Claims:
     """Projects a row of this batch owns (one project satisfies one row, never two): the
     journal's, and without a journal this run's, as digests."""
 
-    def __init__(self, journal: Journal | None) -> None:
+    def __init__(self, journal: JournalStore | None) -> None:
         self._journal = journal
         self._mine = DigestSet()
 
@@ -118,7 +119,7 @@ class Notes:
         journal: The batch's journal, or None.
     """
 
-    def __init__(self, journal: Journal | None) -> None:
+    def __init__(self, journal: JournalStore | None) -> None:
         self._journal = journal
 
     async def submit(self, item: Item, service_at: datetime | None) -> None:

@@ -24,7 +24,7 @@ from asyncclient.awaiting.tasks import TaskScope
 from asyncclient.batch.book import RowBook
 from asyncclient.batch.budget import CreditBudget
 from asyncclient.batch.earlier import Earlier
-from asyncclient.batch.journal import Journal, RowState
+from asyncclient.batch.journal_table import RowState
 from asyncclient.batch.ledger import Ledger
 from asyncclient.batch.pickup import (
     JobMaker,
@@ -38,6 +38,7 @@ from asyncclient.batch.rows import BatchSettings, Item
 from asyncclient.batch.settle import Unknown, settle
 from asyncclient.batch.source import RowSource, title_of
 from asyncclient.batch.stop import Stop
+from asyncclient.batch.store import JournalStore, open_journal
 from asyncclient.errors import (
     AmbiguousCreationError,
     APIConnectionError,
@@ -95,7 +96,7 @@ class RowRunner:
         self._opened = OpenRows(settings.max_open)
         self.budget = self._budget = CreditBudget(settings.budget, settings.cost_per_row)
         ledger.subscribe(self._budget.charged)  # a charge read replaces the cost counted
-        self._journal: Journal | None = None
+        self._journal: JournalStore | None = None
         self._book = RowBook(ledger, self._budget)
         self._last_start = -1e9
         self._seen_before = 0  # rows read that an earlier run finished
@@ -113,7 +114,7 @@ class RowRunner:
         ledger = self._ledger
         ledger.started = self._clock.monotonic()
         if self.settings.journal is not None:
-            self._journal = Journal.open(
+            self._journal = open_journal(
                 self.settings.journal,
                 self._batch_id,
                 now=self._clock.now,

@@ -34,7 +34,6 @@ import attrs
 from asyncclient._clock import SYSTEM_CLOCK, Clock
 from asyncclient._states import BatchPhase, RowOutcome
 from asyncclient.batch.budget import CreditBudget, RowCost, row_cost
-from asyncclient.batch.journal import Journal
 from asyncclient.batch.ledger import Ledger
 from asyncclient.batch.report import BatchListener, BatchReport, BatchUpdate
 from asyncclient.batch.rowrun import JobMaker, RowRunner, Submitter
@@ -47,6 +46,7 @@ from asyncclient.batch.rows import (
     batch_id_of,
 )
 from asyncclient.batch.source import BatchCheck, ItemSource, RequestSource, RowSource, check_rows
+from asyncclient.batch.store import open_journal
 from asyncclient.batch.text import batch_line
 from asyncclient.http.gate import Gate
 from asyncclient.http.reach import Reach
@@ -309,7 +309,7 @@ class Batch:
         path = settings.journal
         if path is None or not await asyncio.to_thread(os.path.exists, path):
             return await row_cost(None, self._jobs, settings.cost_per_row)
-        journal = Journal.open(path, self._batch_id, now=self._clock.now, key=settings.journal_key)
+        journal = open_journal(path, self._batch_id, now=self._clock.now, key=settings.journal_key)
         try:
             return await row_cost(journal, self._jobs, settings.cost_per_row)
         finally:

@@ -27,9 +27,9 @@ from asyncclient.http.reach import Reach
 
 if TYPE_CHECKING:
     from asyncclient.awaiting.jobs import VideoJob
-    from asyncclient.batch.journal import Journal
     from asyncclient.batch.ledger import Ledger
     from asyncclient.batch.source import RowSource
+    from asyncclient.batch.store import JournalStore
 
 __all__ = ["UNREACHABLE_AFTER", "Stop", "end_open_rows"]
 
@@ -83,7 +83,7 @@ class Stop:
 def end_open_rows(
     reason: str,
     ledger: Ledger,
-    journal: Journal | None,
+    journal: JournalStore | None,
     jobs: MutableMapping[int, VideoJob],
     titles: MutableMapping[int, str | None],
     *,
