@@ -16,15 +16,19 @@ class RedisUnavailable(RuntimeError):
     """redis-server is not installed."""
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A loopback port free now."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
 
 
-@contextlib.contextmanager
-def redis_server() -> Iterator[str]:
-    """Yield ``redis://127.0.0.1:<port>/0`` of a throwaway server; stop it afterwards.
+def start_redis(
+    port: int, workdir: str, *, appendfsync: str | None = None
+) -> subprocess.Popen[bytes]:
+    """Start redis-server on ``port`` with its files in ``workdir`` and wait until it
+    answers; ``appendfsync`` (``always``, ``everysec``, ``no``) turns its AOF on (a server
+    restarted on the same ``workdir`` reads it back), None leaves it off.
 
     Raises:
         RedisUnavailable: No ``redis-server`` on the PATH.
@@ -32,24 +36,39 @@ def redis_server() -> Iterator[str]:
     binary = shutil.which("redis-server")
     if binary is None:
         raise RedisUnavailable("redis-server is not installed (apt-get install redis-server)")
-    port = _free_port()
-    with tempfile.TemporaryDirectory() as workdir:
-        args = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", ""]
+    args = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", ""]
+    if appendfsync is None:
         args += ["--appendonly", "no", "--dir", workdir]
-        proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    else:
+        args += ["--appendonly", "yes", "--appendfsync", appendfsync, "--dir", workdir]
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 10
+    while True:
         try:
-            deadline = time.monotonic() + 10
-            while True:
-                try:
-                    with socket.create_connection(("127.0.0.1", port), timeout=0.2) as conn:
-                        conn.sendall(b"PING\r\n")
-                        if conn.recv(16).startswith(b"+PONG"):
-                            break
-                except OSError:
-                    pass
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"redis-server did not start on port {port}")
-                time.sleep(0.05)
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2) as conn:
+                conn.sendall(b"PING\r\n")
+                if conn.recv(16).startswith(b"+PONG"):
+                    return proc
+        except OSError:
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            raise RuntimeError(f"redis-server did not start on port {port}")
+        time.sleep(0.05)
+
+
+@contextlib.contextmanager
+def redis_server(*, appendfsync: str | None = None) -> Iterator[str]:
+    """Yield ``redis://127.0.0.1:<port>/0`` of a throwaway server; stop it afterwards.
+    ``appendfsync``: its AOF's policy (None: no AOF, as before).
+
+    Raises:
+        RedisUnavailable: No ``redis-server`` on the PATH.
+    """
+    port = free_port()
+    with tempfile.TemporaryDirectory() as workdir:
+        proc = start_redis(port, workdir, appendfsync=appendfsync)
+        try:
             yield f"redis://127.0.0.1:{port}/0"
         finally:
             proc.terminate()

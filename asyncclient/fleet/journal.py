@@ -1,0 +1,686 @@
+"""A batch's journal in Redis: a :class:`~asyncclient.batch.store.JournalStore` that any
+process reaching the Redis can resume, named by a URL
+``redis://[:PASSWORD@]HOST:PORT/DB/NAME`` (or ``rediss://``), NAME naming the batch.
+
+It keeps the file journal's promises (:mod:`asyncclient.batch.journal`):
+
+- **Bound to its batch and its API key.** ``<prefix>:head``, a hash, names the batch,
+  the version and the key's :func:`~asyncclient.batch.journal_lock.key_id` (a hash,
+  never the key): a journal of another key is refused
+  (:class:`~asyncclient.errors.JournalKeyError`), of another batch too (``ValueError``).
+- **Events by the journal's state table** (:data:`asyncclient._states.JOURNAL`): a
+  record that may not follow the row's last one is a bug, refused before anything is
+  written.
+- **Durable before paid.** ``submit``, ``accepted`` and ``rejected`` return only once
+  the write is durable, as the Redis at hand allows it (an AOF synced on every write,
+  or ``WAIT`` for its replicas; :func:`~asyncclient.fleet.journal_lease.durability`);
+  a Redis that can lose acknowledged writes is refused at open
+  (:class:`~asyncclient.fleet.journal_lease.JournalDurabilityError`) unless the caller
+  passed ``accept_journal_loss=True``. ``done`` records are not waited for.
+- **One runner at a time, fenced.** Opening takes ``<prefix>:lease`` (refused with
+  :class:`~asyncclient.errors.JournalLockedError` naming the holder while it lives); a
+  beat renews it every third of its time (:data:`LEASE_SECONDS`), and so does every
+  write. A runner that died is replaced once its lease lapses. Every write is a Lua
+  script that checks the lease's value (with its fencing number) first: a runner that
+  lost the lease cannot write a single record
+  (:class:`~asyncclient.fleet.journal_lease.JournalFencedError`, a
+  :class:`~asyncclient.errors.JournalWriteError`, so its row is not sent).
+- **A write that fails stops the journal.** A Redis error while writing becomes
+  :class:`~asyncclient.errors.JournalWriteError`, and every later record is refused (a
+  row whose ``submit`` may not be recorded is never sent); elsewhere Redis errors
+  become :class:`~asyncclient.errors.FleetError`, never an error of ``redis``.
+
+The rows: ``<prefix>:rows``, a hash of row number to the row's state as a short JSON
+array (:func:`pack`): its last event's code, fingerprint, sending time (microseconds
+since the epoch), project, video, status, error, whether the service refused it, title,
+the service's clock (open rows only) and, in the rare row whose project changed, the
+projects it named before. One field a row, overwritten by each record, so Redis holds
+one state a row (about 200 bytes a finished row; ``benchmarks``), not its history.
+Opening reads the hash in bulk (``HSCAN``); from then on the client answers
+``event_of``, ``counts``, ``owns`` and ``open_rows`` from memory: a byte a row (its last
+event), a 64-bit digest a project, open rows whole. A finished row's state is read back
+from Redis when asked for (``journal.rows[i]``), a block of rows at a time.
+
+The keys, under ``asyncclient:journal:<NAME>:``: ``head``, ``rows``, ``lease``,
+``fence``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections.abc import Callable, Iterator, Mapping
+from datetime import datetime, timedelta, timezone
+from typing import TYPE_CHECKING, Any
+
+from attrs import define, evolve
+
+from asyncclient._clock import SYSTEM_CLOCK, Clock
+from asyncclient._states import JOURNAL, JournalEvent
+from asyncclient.batch.digests import DigestSet, digest_of
+from asyncclient.batch.journal_table import EVENTS, MAX_ROWS, RowState, fold
+from asyncclient.errors import FleetError, JournalKeyError, JournalLockedError, JournalWriteError
+from asyncclient.fleet.faults import redis_errors
+from asyncclient.fleet.journal_lease import (
+    RELEASE,
+    RENEW,
+    TAKE,
+    WRITE,
+    Durability,
+    JournalDurabilityError,
+    JournalFencedError,
+    durability,
+    holder_id,
+    is_journal_url,
+    parse_holder,
+    parse_url,
+)
+from asyncclient.fleet.store import CONNECT_SECONDS, IO_SECONDS
+
+if TYPE_CHECKING:
+    from asyncclient.batch.store import JournalStore
+
+__all__ = [
+    "LEASE_SECONDS",
+    "JournalDurabilityError",
+    "JournalFencedError",
+    "RedisJournal",
+    "is_journal_url",
+    "open_redis_journal",
+]
+
+logger = logging.getLogger("asyncclient")
+
+VERSION = 1
+LEASE_SECONDS = 15.0
+"""How long a runner's lease lasts without a beat or a write: a runner that died is
+replaced this long after its last one."""
+WAIT_MS = 2000
+"""How long a record of money waits for the replicas (``WAIT``)."""
+BLOCK = 512
+"""Finished rows read back from Redis at once."""
+GROUP = 1000
+"""Records written together at most (one script, one ``WAIT``)."""
+SCAN = 10_000
+"""Rows read at once when opening."""
+
+_CODES = {event: code for code, event in enumerate(EVENTS) if code}
+_ACCEPTED = 2  # codes up to this one are open rows
+_SYNCED = frozenset({JournalEvent.SUBMIT, JournalEvent.ACCEPTED, JournalEvent.REJECTED})
+_MONEY = frozenset(event.value for event in _SYNCED)
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_TASKS: set[asyncio.Task[Any]] = set()  # closing clients, kept until done
+
+
+def _stamp(at: datetime | None) -> int | str | None:
+    """A time in a record: microseconds since the epoch (an aware time), else its text."""
+    if at is None:
+        return None
+    if at.utcoffset() is None:
+        return at.isoformat()
+    return (at - _EPOCH) // timedelta(microseconds=1)
+
+
+def _time(value: Any) -> datetime | None:
+    if value is None:
+        return None
+    if isinstance(value, int):
+        return _EPOCH + timedelta(microseconds=value)
+    return datetime.fromisoformat(str(value))
+
+
+def pack(state: RowState, earlier: list[str] | None = None) -> bytes:
+    """A row's state as Redis keeps it (``earlier``: projects it named before)."""
+    open_row = _CODES[state.event] <= _ACCEPTED
+    items: list[Any] = [
+        _CODES[state.event],
+        state.fingerprint,
+        _stamp(state.sent_at),
+        state.project_id,
+        state.video_id,
+        state.status,
+        state.error,
+        1 if state.api_rejection else 0,
+        state.title,
+        _stamp(state.service_at) if open_row else None,  # (a finished row's is not kept)
+        earlier or None,
+    ]
+    while items[-1] is None or items[-1] == 0:
+        items.pop()
+    return json.dumps(items, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def unpack(index: int, raw: bytes | str) -> tuple[RowState, list[str]]:
+    """A row's state from its record, and the projects it named before.
+
+    Raises:
+        ValueError: Not a record of a row (a damaged journal).
+    """
+    try:
+        items = json.loads(raw)
+        code = items[0]
+        if type(code) is not int or not 0 < code < len(EVENTS):
+            raise ValueError(f"no event {code!r}")
+        items += [None] * (11 - len(items))
+        state = RowState(
+            index,
+            str(items[1] or ""),
+            EVENTS[code],
+            _time(items[2]),
+            items[3],
+            items[4],
+            items[5],
+            items[6],
+            bool(items[7]),
+            items[8],
+            _time(items[9]),
+        )
+        return state, list(items[10] or ())
+    except (ValueError, TypeError, IndexError, KeyError) as exc:
+        raise ValueError(f"row {index}'s record does not read ({exc})") from None
+
+
+class RedisJournal:
+    """A batch's journal in Redis, held by one runner (open it with
+    :func:`open_redis_journal`).
+
+    Attributes:
+        url: The journal's URL, without its password.
+        name: The batch's name in Redis.
+        durability: How records of money are made durable.
+        holding: The lease's value this runner holds (its fencing number in it).
+    """
+
+    def __init__(
+        self,
+        url: str,
+        batch_id: str,
+        *,
+        now: Callable[[], datetime],
+        key: str | None,
+        clock: Clock,
+        lease_seconds: float,
+    ) -> None:
+        where = parse_url(url)
+        self.url = where.shown
+        self.name = where.name
+        self.batch_id = batch_id
+        self.key = key
+        self.now = now
+        self.clock = clock
+        self.lease_ms = max(1, int(lease_seconds * 1000))
+        self.prefix = f"asyncclient:journal:{where.name}"
+        self.durability = Durability("accepted-loss", 0, "")
+        self.holding: str | None = None
+        self.recorded_key: str | None = None
+        self.codes = bytearray()
+        self.open: dict[int, RowState] = {}
+        self.projects = DigestSet(rows=False)
+        self.known = 0
+        self._earlier: dict[int, list[str]] = {}  # rows whose project changed
+        self._block: tuple[int, list[Any]] = (-1, [])  # finished rows read back
+        self._broken: str | None = None
+        self._beat: asyncio.Task[None] | None = None
+        self._queue: list[_Queued] = []  # records waiting for the next group
+        self._flusher: asyncio.Task[None] | None = None
+        import redis
+        import redis.asyncio as aioredis
+
+        options = {"socket_connect_timeout": CONNECT_SECONDS, "socket_timeout": IO_SECONDS}
+        self._aredis: Any = aioredis.from_url(where.database, **options)
+        self._redis: Any = redis.Redis.from_url(where.database, **options)
+        self._refused: tuple[type[BaseException], ...] = (redis.exceptions.ResponseError,)
+        self._ascripts = {s: self._aredis.register_script(s) for s in (TAKE, RENEW, WRITE)}
+        self._scripts = {s: self._redis.register_script(s) for s in (RELEASE, WRITE)}
+
+    def __repr__(self) -> str:
+        return f"<RedisJournal {self.url} holding={self.holding!r}>"
+
+    def key_of(self, part: str) -> str:
+        """A Redis key of this journal."""
+        return f"{self.prefix}:{part}"
+
+    # -- opening ---------------------------------------------------------------------------
+
+    async def _open(self, accept_journal_loss: bool) -> None:
+        self.durability = await durability(
+            self._aredis,
+            shown=self.url,
+            accept_journal_loss=accept_journal_loss,
+            refused=self._refused,
+        )
+        await self._take()
+        head = await self._aredis.hgetall(self.key_of("head"))
+        head = {_text(k): _text(v) for k, v in head.items()}
+        if head and head.get("batch") != self.batch_id:
+            raise ValueError(
+                f"{self.url} is the journal of another batch; use another name for these rows"
+            )
+        self.recorded_key = head.get("key") or None
+        if self.key and self.recorded_key and self.recorded_key != self.key:
+            raise JournalKeyError(
+                f"{self.url} belongs to another API key (the journal's key id is "
+                f"{self.recorded_key}, this key's is {self.key}): run it with the key that "
+                "started it, or give this key a new journal name",
+                path=self.url,
+            )
+        await self._load()
+        if not head or (self.key and self.recorded_key is None):
+            fields: dict[str, str] = {"batch": self.batch_id, "version": str(VERSION)}
+            if self.key:
+                fields["key"] = self.key
+            await self._awrite("head", fields, "batch", None, durable=True)
+            self.recorded_key = self.key or self.recorded_key
+        self._beat = asyncio.get_running_loop().create_task(self._beating())
+
+    async def _take(self) -> None:
+        holder = holder_id()
+        keys = [self.key_of("lease"), self.key_of("fence")]
+        answer = await self._ascripts[TAKE](keys=keys, args=[holder, self.lease_ms])
+        taken, value, left = int(answer[0]), _text(answer[1]), int(answer[2])
+        if not taken:
+            pid, host = parse_holder(value)
+            raise JournalLockedError(
+                f"{self.url} is held by another run ({value.split(' ')[0]}, for "
+                f"{left / 1000:.1f} s more unless it renews its lease): one run per journal",
+                path=self.url,
+                pid=pid,
+                host=host,
+            )
+        self.holding = value
+
+    async def _load(self) -> None:
+        """Read every row's state in bulk."""
+        cursor: Any = 0
+        codes = self.codes
+        while True:
+            cursor, found = await self._aredis.hscan(self.key_of("rows"), cursor, count=SCAN)
+            for field, raw in found.items():
+                try:
+                    index = int(field)
+                    if not 0 <= index < MAX_ROWS:
+                        raise ValueError(f"row {index} is out of range")
+                    state, earlier = unpack(index, raw)
+                except ValueError as exc:
+                    raise ValueError(f"{self.url}: damaged, {exc}") from None
+                self._grow(index)
+                if codes[index] == 0:
+                    self.known += 1
+                code = _CODES[state.event]
+                codes[index] = code
+                if code <= _ACCEPTED:
+                    self.open[index] = state
+                if state.project_id:
+                    self.projects.note(state.project_id)
+                if earlier:
+                    self._earlier[index] = earlier
+                    for project in earlier:
+                        self.projects.note(project)
+            if int(cursor) == 0:
+                break
+
+    def _grow(self, index: int) -> None:
+        if index >= len(self.codes):
+            grow = max(index + 1 - len(self.codes), len(self.codes) >> 3, 1024)
+            self.codes.extend(bytes(min(grow, MAX_ROWS - len(self.codes))))
+
+    # -- the lease -------------------------------------------------------------------------
+
+    async def _beating(self) -> None:
+        """Renew the lease every third of its time, until it is lost or given up."""
+        while self.holding is not None:
+            await self.clock.sleep(self.lease_ms / 3000)
+            value = self.holding
+            if value is None:
+                return
+            try:
+                kept = await self._ascripts[RENEW](
+                    keys=[self.key_of("lease")], args=[value, self.lease_ms]
+                )
+            except redis_errors() as exc:  # the next write says so, or the next beat
+                logger.warning("%s: could not renew the journal's lease: %r", self.url, exc)
+                continue
+            if int(kept) != 1:
+                self._lost()
+                return
+
+    def _lost(self) -> None:
+        self._broken = "another run took the journal's lease (this one was paused past it)"
+        logger.error("%s: %s", self.url, self._broken)
+        self.holding = None
+
+    # -- what the journal knows ----------------------------------------------------------
+
+    @property
+    def rows(self) -> Mapping[int, RowState]:
+        """What the journal knows of each row, by row number (read-only); a finished
+        row's state is read back from Redis when asked for."""
+        return _Rows(self)
+
+    def event_of(self, index: int) -> JournalEvent:
+        """The row's last event (``none``: the journal has no record of it)."""
+        if type(index) is not int or not 0 <= index < len(self.codes):
+            return JournalEvent.NONE
+        return EVENTS[self.codes[index]]
+
+    def counts(self) -> dict[JournalEvent, int]:
+        """How many rows have each last event."""
+        codes = self.codes
+        return {EVENTS[code]: codes.count(code) for code in range(1, len(EVENTS))}
+
+    def owns(self, project_id: str) -> bool:
+        """Whether a record names this project (a row of the batch owns it)."""
+        return digest_of(project_id) in self.projects
+
+    def open_rows(self) -> Iterator[RowState]:
+        """The rows whose last event is ``submit`` or ``accepted``, by row number."""
+        return iter([self.open[index] for index in sorted(self.open)])
+
+    def state(self, index: int) -> RowState | None:
+        """What the journal knows of the row (None: nothing)."""
+        code = self.codes[index] if type(index) is int and 0 <= index < len(self.codes) else 0
+        if code == 0:
+            return None
+        if code <= _ACCEPTED:
+            return self.open[index]
+        return unpack(index, self._read_back(index))[0]
+
+    def _read_back(self, index: int) -> Any:
+        start, raws = self._block
+        if not start <= index < start + len(raws) or raws[index - start] is None:
+            start = index - index % BLOCK
+            fields = list(range(start, min(start + BLOCK, len(self.codes))))
+            try:
+                raws = self._redis.hmget(self.key_of("rows"), fields)
+            except redis_errors() as exc:
+                raise FleetError(f"{self.url}: reading row {index} failed ({exc!r})") from exc
+            self._block = (start, raws)
+        raw = raws[index - start]
+        if raw is None:
+            raise ValueError(f"{self.url}: row {index}'s record is gone: changed while in use")
+        return raw
+
+    # -- records ---------------------------------------------------------------------------
+
+    def record(self, event: JournalEvent, index: int, fingerprint: str, **data: Any) -> RowState:
+        """Record an event of a row (the events of money durable before it returns):
+        one blocking round trip to Redis.
+
+        Raises:
+            ValueError: The event may not follow the row's last one, or ``index`` is no
+                row number (a bug: nothing is written).
+            JournalFencedError: Another run took the lease: nothing was written.
+            JournalWriteError: Redis failed (the record may or may not be there); every
+                later record is refused too.
+        """
+        state, fields, earlier = self._prepare(event, index, fingerprint, data)
+        self._write(fields, str(event.value), index, durable=event in _SYNCED)
+        return self._apply(index, state, earlier)
+
+    async def arecord(
+        self, event: JournalEvent, index: int, fingerprint: str, **data: Any
+    ) -> RowState:
+        """:meth:`record` for a running batch, without blocking the loop: the records
+        that rows write meanwhile go to Redis together, in one fenced script (and one
+        ``WAIT``), the group commit of the file journal."""
+        state, fields, earlier = self._prepare(event, index, fingerprint, data)
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._queue.append(_Queued(str(event.value), index, state, earlier, fields, future))
+        if self._flusher is None or self._flusher.done():
+            self._flusher = asyncio.get_running_loop().create_task(self._flush())
+        await future
+        return state
+
+    async def _flush(self) -> None:
+        """Write the records queued meanwhile, a group at a time, and tell their rows."""
+        while self._queue:
+            group, self._queue = self._queue[:GROUP], self._queue[GROUP:]
+            fields: dict[str, bytes] = {}
+            for queued in group:
+                fields.update(queued.fields)
+            first = group[0]
+            durable = any(q.event in _MONEY for q in group)
+            try:
+                await self._awrite("rows", fields, first.event, first.row, durable=durable)
+            except JournalWriteError as exc:
+                fenced = isinstance(exc, JournalFencedError)
+                reason = self._broken or str(exc)
+                for queued in group:
+                    if not queued.future.done():
+                        error = self._error(queued.event, queued.row, reason, fenced=fenced)
+                        error.__cause__ = exc.__cause__
+                        queued.future.set_exception(error)
+                continue
+            except BaseException as exc:  # cancelled, or a bug: no row waits for ever
+                for queued in group + self._queue:
+                    if not queued.future.done():
+                        queued.future.set_exception(exc)
+                self._queue = []
+                raise
+            for queued in group:  # in Redis: the journal's memory follows
+                self._apply(queued.row, queued.state, queued.earlier)
+                if not queued.future.done():
+                    queued.future.set_result(None)
+
+    def _prepare(
+        self, event: JournalEvent, index: int, fingerprint: str, data: dict[str, Any]
+    ) -> tuple[RowState, dict[str, bytes], list[str]]:
+        if type(index) is not int or not 0 <= index < MAX_ROWS:
+            raise ValueError(f"journal: {index!r} is not a row number")
+        JOURNAL.check(self.event_of(index), event)
+        if self._broken is not None:
+            reason = f"an earlier record was lost ({self._broken})"
+            raise self._error(str(event.value), index, reason)
+        record: dict[str, Any] = {"ev": event.value, "i": index, "fp": fingerprint, **data}
+        if event is JournalEvent.SUBMIT:
+            record["at"] = self.now().isoformat()
+        record = {k: v for k, v in record.items() if v is not None}
+        before = self.state(index)
+        state = fold(None if before is None else evolve(before), index, [record])
+        earlier = list(self._earlier.get(index, ()))
+        if before and before.project_id and before.project_id != state.project_id:
+            earlier.append(before.project_id)
+        return state, {str(index): pack(state, earlier)}, earlier
+
+    def _apply(self, index: int, state: RowState, earlier: list[str]) -> RowState:
+        self._grow(index)
+        if self.codes[index] == 0:
+            self.known += 1
+        code = _CODES[state.event]
+        self.codes[index] = code
+        if code <= _ACCEPTED:
+            self.open[index] = state
+        else:
+            self.open.pop(index, None)
+        start, raws = self._block
+        if start <= index < start + len(raws):
+            raws[index - start] = None  # read it anew
+        if state.project_id:
+            self.projects.add(state.project_id)
+        if earlier:
+            self._earlier[index] = earlier
+        return state
+
+    def _error(
+        self, event: str, row: int | None, reason: str, *, fenced: bool = False
+    ) -> JournalWriteError:
+        what = {
+            "batch": "its header",
+            JournalEvent.SUBMIT: f"row {row}'s submission (the row was not sent)",
+            JournalEvent.ACCEPTED: f"row {row}'s acceptance by the service",
+            JournalEvent.REJECTED: f"row {row}'s refusal by the service",
+            JournalEvent.DONE: f"row {row}'s end",
+        }.get(event, f"a {event} record")
+        kind = JournalFencedError if fenced else JournalWriteError
+        return kind(
+            f"{self.url}: could not record {what}: {reason}; the journal stops here",
+            path=self.url,
+            event=event,
+            row=row,
+        )
+
+    def _args(self, fields: dict[str, Any]) -> list[Any]:
+        args: list[Any] = [self.holding or "", self.lease_ms]
+        for name, value in fields.items():
+            args += [name, value]
+        return args
+
+    def _written(self, answer: Any, event: str, row: int | None) -> None:
+        if int(answer) != 1:
+            self._lost()
+            raise self._error(event, row, "another run took the journal's lease", fenced=True)
+
+    def _acked(self, acked: Any, event: str, row: int | None) -> None:
+        if int(acked) < self.durability.replicas:
+            self._broken = (
+                f"{acked} of {self.durability.replicas} replicas confirmed it within {WAIT_MS} ms"
+            )
+            raise self._error(event, row, self._broken)
+
+    async def _awrite(
+        self, part: str, fields: dict[str, Any], event: str, row: int | None, *, durable: bool
+    ) -> None:
+        if self.holding is None:
+            self._broken = self._broken or "the journal is closed"
+            raise self._error(event, row, self._broken, fenced=True)
+        try:
+            keys = [self.key_of("lease"), self.key_of(part)]
+            answer = await self._ascripts[WRITE](keys=keys, args=self._args(fields))
+            self._written(answer, event, row)
+            if durable and self.durability.replicas:
+                self._acked(await self._aredis.wait(self.durability.replicas, WAIT_MS), event, row)
+        except redis_errors() as exc:
+            self._broken = f"Redis failed: {exc!r}"
+            raise self._error(event, row, self._broken) from exc
+
+    def _write(self, fields: dict[str, Any], event: str, row: int | None, *, durable: bool) -> None:
+        if self.holding is None:
+            self._broken = self._broken or "the journal is closed"
+            raise self._error(event, row, self._broken, fenced=True)
+        try:
+            keys = [self.key_of("lease"), self.key_of("rows")]
+            self._written(self._scripts[WRITE](keys=keys, args=self._args(fields)), event, row)
+            if durable and self.durability.replicas:
+                self._acked(self._redis.wait(self.durability.replicas, WAIT_MS), event, row)
+        except redis_errors() as exc:
+            self._broken = f"Redis failed: {exc!r}"
+            raise self._error(event, row, self._broken) from exc
+
+    # -- closing ---------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Give the journal up: its lease (another run may take it at once) and its
+        connections."""
+        self._give_up()
+        with contextlib.suppress(RuntimeError):  # no loop: the connections just go
+            task = asyncio.get_running_loop().create_task(self._aredis.aclose())
+            _TASKS.add(task)
+            task.add_done_callback(_TASKS.discard)
+
+    async def aclose(self) -> None:
+        """:meth:`close`, waiting for the connections to close."""
+        self._give_up()
+        with contextlib.suppress(*redis_errors()):
+            await self._aredis.aclose()
+
+    def _give_up(self) -> None:
+        if self._beat is not None:
+            self._beat.cancel()
+            self._beat = None
+        holding, self.holding = self.holding, None
+        if holding is not None:
+            try:
+                self._scripts[RELEASE](keys=[self.key_of("lease")], args=[holding])
+            except redis_errors() as exc:  # it lapses by itself
+                logger.warning("%s: could not give the lease up: %r", self.url, exc)
+        self._redis.close()
+
+
+@define
+class _Queued:
+    """A record waiting for its group's write."""
+
+    event: str
+    row: int
+    state: RowState
+    earlier: list[str]
+    fields: dict[str, bytes]
+    future: asyncio.Future[None]
+
+
+class _Rows(Mapping[int, RowState]):
+    def __init__(self, journal: RedisJournal) -> None:
+        self._journal = journal
+
+    def __getitem__(self, index: int) -> RowState:
+        state = self._journal.state(index)
+        if state is None:
+            raise KeyError(index)
+        return state
+
+    def __contains__(self, index: object) -> bool:
+        return type(index) is int and self._journal.event_of(index) is not JournalEvent.NONE
+
+    def __len__(self) -> int:
+        return self._journal.known
+
+    def __iter__(self) -> Iterator[int]:
+        return (index for index, code in enumerate(bytes(self._journal.codes)) if code)
+
+
+def _text(value: Any) -> str:
+    return value.decode("utf-8", "surrogateescape") if isinstance(value, bytes) else str(value)
+
+
+if TYPE_CHECKING:  # the batch's protocol, checked by mypy
+
+    def _a_store(journal: RedisJournal) -> JournalStore:
+        return journal
+
+
+async def open_redis_journal(
+    url: str,
+    batch_id: str,
+    *,
+    now: Callable[[], datetime] = SYSTEM_CLOCK.now,
+    key: str | None,
+    accept_journal_loss: bool = False,
+    clock: Clock = SYSTEM_CLOCK,
+    lease_seconds: float = LEASE_SECONDS,
+) -> RedisJournal:
+    """Take the Redis journal ``url`` names for one run: ask its Redis what it promises,
+    take the lease, read the rows, and keep the lease while the run lasts.
+
+    Args:
+        url: ``redis://[:PASSWORD@]HOST:PORT/DB/NAME`` (or ``rediss://``).
+        batch_id: Identifies the batch's rows; a journal of other rows is refused.
+        now: The wall clock that stamps ``submit`` records (UTC).
+        key: The :func:`~asyncclient.batch.journal_lock.key_id` of the run's API key;
+            a journal of another key is refused. None: not checked.
+        accept_journal_loss: Open on a Redis that can lose writes it acknowledged (a
+            crash may lose a submission, and its row be paid for twice).
+        clock: What the lease's beat sleeps by.
+        lease_seconds: How long the lease lasts without a beat or a write.
+
+    Raises:
+        ValueError: Not such a URL; the journal of another batch, or damaged.
+        JournalDurabilityError: The Redis can lose acknowledged writes (see above).
+        JournalLockedError: Another run holds the lease.
+        JournalKeyError: It belongs to another API key.
+        JournalWriteError: Its header could not be written.
+        FleetError: Redis failed.
+        ImportError: The ``redis`` extra is not installed.
+    """
+    journal = RedisJournal(
+        url, batch_id, now=now, key=key, clock=clock, lease_seconds=lease_seconds
+    )
+    try:
+        await journal._open(accept_journal_loss)
+    except BaseException as exc:
+        await journal.aclose()
+        if isinstance(exc, redis_errors()) and not isinstance(exc, FleetError):
+            raise FleetError(f"{journal.url}: opening the journal failed ({exc!r})") from exc
+        raise
+    return journal

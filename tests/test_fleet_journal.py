@@ -1,0 +1,332 @@
+"""A batch's journal in a real redis-server: the file journal's answers, durable before
+paid, one runner at a time (fenced), a crash of Redis survived through its AOF.
+
+When redis-server is missing these tests skip on a developer's machine and fail in CI
+(CI=true), where .ci/run installs it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import tempfile
+import time
+from collections.abc import Iterator
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from asyncclient._states import JournalEvent
+from asyncclient.batch.journal import Journal, key_id
+from asyncclient.errors import (
+    FleetError,
+    JournalKeyError,
+    JournalLockedError,
+    JournalWriteError,
+)
+from asyncclient.fleet.journal import (
+    JournalDurabilityError,
+    JournalFencedError,
+    RedisJournal,
+    open_redis_journal,
+    pack,
+    unpack,
+)
+from asyncclient.fleet.journal_lease import parse_url
+
+aioredis = pytest.importorskip("redis.asyncio")
+
+E = JournalEvent
+KEY = key_id("the key")
+T0 = datetime(2026, 3, 1, 12, 0, tzinfo=timezone.utc)
+
+
+class Ticks:
+    """A wall clock that moves a second each time it is read."""
+
+    def __init__(self) -> None:
+        self.at = T0
+
+    def __call__(self) -> datetime:
+        self.at += timedelta(seconds=1)
+        return self.at
+
+
+class Wall:
+    """A wall clock that shows what the test sets."""
+
+    def __init__(self) -> None:
+        self.at = T0
+
+    def __call__(self) -> datetime:
+        return self.at
+
+
+def _server_or_skip(appendfsync: str | None) -> Iterator[str]:
+    from tests.redis_server import RedisUnavailable, redis_server, require_redis
+
+    try:
+        with redis_server(appendfsync=appendfsync) as url:
+            yield url
+    except RedisUnavailable as exc:
+        if require_redis():
+            pytest.fail(f"CI needs redis-server: {exc}")
+        pytest.skip(str(exc))
+
+
+@pytest.fixture(scope="module")
+def aof_url() -> Iterator[str]:
+    """A throwaway redis-server whose AOF is synced on every write (durable on ack)."""
+    yield from _server_or_skip("always")
+
+
+_names = iter(range(1_000_000))
+
+
+def fresh(url: str) -> str:
+    """A journal URL of a batch no test used yet."""
+    return f"{url}/batch-{next(_names)}"
+
+
+async def _open(url: str, batch: str = "b1", **kwargs: Any) -> RedisJournal:
+    kwargs.setdefault("key", KEY)
+    return await open_redis_journal(url, batch, now=kwargs.pop("now", Ticks()), **kwargs)
+
+
+# What a run writes: (event, row, fingerprint, data), through both stores.
+SEQUENCE: list[tuple[JournalEvent, int, str, dict[str, Any]]] = [
+    (E.SUBMIT, 0, "fp0", {"svc": "2026-03-01T11:59:00+00:00"}),
+    (E.ACCEPTED, 0, "fp0", {"project": "p0", "video": "v0"}),
+    (E.DONE, 0, "fp0", {"status": "completed", "project": "p0", "title": "Zero é"}),
+    (E.SUBMIT, 1, "fp1", {}),
+    (E.REJECTED, 1, "fp1", {"error": "Bad request", "api": True}),
+    (E.SUBMIT, 2, "fp2", {}),
+    (E.ACCEPTED, 2, "fp2", {"project": "p2", "video": "v2"}),
+    (E.SUBMIT, 3, "fp3", {"svc": "2026-03-01T11:59:30+00:00"}),
+    (E.SUBMIT, 5, "fp5", {}),
+    (E.REJECTED, 5, "fp5", {"error": "not sent: stopped"}),
+    (E.SUBMIT, 5, "fp5b", {}),  # sent again, changed
+    (E.ACCEPTED, 5, "fp5b", {"project": "p5", "video": "v5"}),
+    (E.DONE, 5, "fp5b", {"status": "failed", "error": "render failed"}),
+    (E.DONE, 5, "fp5b", {"status": "failed", "error": "render failed"}),  # read again
+]
+
+
+def _answers(journal: Any) -> tuple[Any, ...]:
+    rows = journal.rows
+    return (
+        {index: rows[index] for index in rows},
+        len(rows),
+        journal.counts(),
+        [journal.event_of(index) for index in range(-1, 8)],
+        [journal.owns(p) for p in ("p0", "p2", "p5", "nope")],
+        list(journal.open_rows()),
+        4 in rows,
+        3 in rows,
+    )
+
+
+async def test_records_replay_with_the_file_journals_answers(aof_url: str, tmp_path: Path) -> None:
+    url = fresh(aof_url)
+    wall = Wall()
+    redis_journal = await _open(url, now=wall)
+    file_journal = Journal.open(tmp_path / "j.jsonl", "b1", now=wall, key=KEY)
+    try:
+        assert redis_journal.durability.mode == "fsync"
+        for k, (event, index, fp, data) in enumerate(SEQUENCE):
+            wall.at = T0 + timedelta(seconds=k, microseconds=k)
+            if k % 2:  # both ways of writing
+                mine = redis_journal.record(event, index, fp, **data)
+                theirs = file_journal.record(event, index, fp, **data)
+            else:
+                mine = await redis_journal.arecord(event, index, fp, **data)
+                theirs = await file_journal.arecord(event, index, fp, **data)
+            assert mine == theirs
+        assert _answers(redis_journal) == _answers(file_journal)
+        with pytest.raises(ValueError, match=r"may not follow|not allowed|cannot"):
+            await redis_journal.arecord(E.DONE, 1, "fp1")  # the state table's rule
+        with pytest.raises(ValueError, match="not a row number"):
+            redis_journal.record(E.SUBMIT, -1, "fp")
+    finally:
+        await redis_journal.aclose()
+        file_journal.close()
+    again = await _open(url)  # another run resumes it: the same answers, from Redis
+    file_again = Journal.open(tmp_path / "j.jsonl", "b1", now=Ticks(), key=KEY)
+    try:
+        assert _answers(again) == _answers(file_again)
+        assert again.rows[0].title == "Zero é" and again.rows[3].service_at is not None
+        assert again.rows[1].api_rejection and again.rows[1].error == "Bad request"
+    finally:
+        await again.aclose()
+        file_again.close()
+
+
+def test_a_record_packs_and_unpacks_to_the_same_state() -> None:
+    journal_state = unpack(7, pack(unpack(7, b'[2,"fp",1,"p","v",null,null,1,"t",2]')[0]))[0]
+    assert journal_state.project_id == "p" and journal_state.api_rejection
+    assert journal_state.sent_at == datetime(1970, 1, 1, tzinfo=timezone.utc) + timedelta(
+        microseconds=1
+    )
+    with pytest.raises(ValueError, match="row 7"):
+        unpack(7, b'[9,"fp"]')
+
+
+def test_a_journal_url_names_its_database_and_batch() -> None:
+    where = parse_url("redis://:s3cret@cache:6380/2/spring-campaign")
+    assert where.database == "redis://:s3cret@cache:6380/2"
+    assert where.name == "spring-campaign"
+    assert "s3cret" not in where.shown and where.shown.endswith("cache:6380/2/spring-campaign")
+    for bad in ("redis://cache:6379/0", "http://cache/0/x", "redis://:pw@cache:1/x/y"):
+        with pytest.raises(ValueError, match="DB/NAME") as caught:
+            parse_url(bad)
+        assert "pw" not in str(caught.value)
+
+
+async def test_a_journal_of_another_key_or_batch_is_refused(aof_url: str) -> None:
+    url = fresh(aof_url)
+    journal = await _open(url)
+    await journal.arecord(E.SUBMIT, 0, "fp")
+    await journal.aclose()
+    with pytest.raises(JournalKeyError, match="another API key"):
+        await _open(url, key=key_id("another key"))
+    with pytest.raises(ValueError, match="another batch"):
+        await _open(url, "other rows")
+    journal = await _open(url)  # neither refusal kept the lease
+    assert journal.event_of(0) is E.SUBMIT
+    await journal.aclose()
+
+
+async def test_a_redis_that_can_lose_acknowledged_writes_is_refused_unless_accepted(
+    redis_url: str,
+) -> None:
+    url = fresh(redis_url)  # the conftest's server: no AOF, no replica
+    with pytest.raises(JournalDurabilityError, match="accept_journal_loss=True") as caught:
+        await _open(url)
+    assert "appendonly no" in caught.value.reason
+    journal = await _open(url, accept_journal_loss=True)  # refused before the lease
+    try:
+        assert journal.durability.mode == "accepted-loss"
+        await journal.arecord(E.SUBMIT, 0, "fp")
+    finally:
+        await journal.aclose()
+
+
+async def test_a_second_runner_is_refused_while_the_first_lives(aof_url: str) -> None:
+    url = fresh(aof_url)
+    first = await _open(url, lease_seconds=0.3)
+    try:
+        await asyncio.sleep(0.5)  # past one lease: the beat keeps it
+        with pytest.raises(JournalLockedError, match="held by another run") as caught:
+            await _open(url)
+        assert caught.value.pid is not None and caught.value.host
+        await first.arecord(E.SUBMIT, 0, "fp")
+    finally:
+        first.close()
+    second = await _open(url)  # given up: taken at once
+    assert second.event_of(0) is E.SUBMIT
+    await second.aclose()
+
+
+async def test_a_lapsed_lease_is_taken_over_and_the_paused_holder_cannot_write(
+    aof_url: str,
+) -> None:
+    url = fresh(aof_url)
+    first = await _open(url, lease_seconds=0.3)
+    await first.arecord(E.SUBMIT, 0, "fp0")
+    assert first._beat is not None
+    first._beat.cancel()  # paused: no beat, no write
+    await asyncio.sleep(0.5)
+    second = await _open(url, lease_seconds=0.3)
+    try:
+        assert second.holding is not None and first.holding is not None
+        assert second.holding.split()[1] > first.holding.split()[1]  # a higher fence
+        with pytest.raises(JournalFencedError, match="another run took"):
+            await first.arecord(E.SUBMIT, 1, "fp1")  # so row 1 is not sent
+        with pytest.raises(JournalWriteError):
+            first.record(E.ACCEPTED, 0, "fp0", project="p", video="v")
+        await second.arecord(E.ACCEPTED, 0, "fp0", project="p0", video="v0")
+    finally:
+        first.close()  # does not give up the other's lease
+        await asyncio.sleep(0.4)
+        with pytest.raises(JournalLockedError):
+            await _open(url)
+        await second.aclose()
+    third = await _open(url)
+    try:
+        assert third.event_of(1) is E.NONE and third.rows[0].project_id == "p0"
+    finally:
+        await third.aclose()
+
+
+async def test_a_submit_survives_redis_killed_right_after_it_was_acknowledged() -> None:
+    from tests.redis_server import RedisUnavailable, free_port, require_redis, start_redis
+
+    port = free_port()
+    with tempfile.TemporaryDirectory() as workdir:
+        try:
+            proc = start_redis(port, workdir, appendfsync="always")
+        except RedisUnavailable as exc:
+            if require_redis():
+                pytest.fail(f"CI needs redis-server: {exc}")
+            pytest.skip(str(exc))
+        url = f"redis://127.0.0.1:{port}/0/killed"
+        try:
+            journal = await _open(url, lease_seconds=0.5)
+            for index in range(50):
+                await journal.arecord(E.SUBMIT, index, f"fp{index}")
+            proc.send_signal(signal.SIGKILL)  # the moment the last submit was acknowledged
+            proc.wait(timeout=10)
+            with pytest.raises(JournalWriteError, match="row 50's submission"):
+                await journal.arecord(E.SUBMIT, 50, "fp50")  # Redis is gone: not sent
+            journal.close()
+            proc = start_redis(port, workdir, appendfsync="always")  # from its AOF
+            await asyncio.sleep(0.6)  # the killed run's lease lapses
+            again = await _open(url)
+            try:
+                assert again.counts()[E.SUBMIT] == 50 and again.event_of(50) is E.NONE
+                assert again.rows[49].fingerprint == "fp49"
+            finally:
+                await again.aclose()
+        finally:
+            proc.kill()
+            proc.wait(timeout=10)
+
+
+async def test_an_unreachable_redis_is_a_fleet_error() -> None:
+    from tests.redis_server import free_port
+
+    with pytest.raises(FleetError):
+        await _open(f"redis://127.0.0.1:{free_port()}/0/nobody")
+
+
+async def test_a_finished_row_costs_redis_under_300_bytes(redis_url: str) -> None:
+    url = fresh(redis_url)
+    rows = 10_000
+    journal = await _open(url, accept_journal_loss=True)
+
+    async def run(index: int) -> None:
+        fp, project, video = f"{index:016x}", f"{index:024x}", f"{index + 7:024x}"
+        await journal.arecord(E.SUBMIT, index, fp)
+        await journal.arecord(E.ACCEPTED, index, fp, project=project, video=video)
+        journal.record(E.DONE, index, fp, status="completed", title=f"Spring row {index}")
+
+    try:
+        for start in range(0, rows, 500):
+            await asyncio.gather(*(run(i) for i in range(start, start + 500)))
+        used = await journal._aredis.memory_usage(journal.key_of("rows"), samples=0)
+    finally:
+        await journal.aclose()
+    per_row = used / rows
+    print(f"\nRedis bytes per finished row: {per_row:.0f}")
+    assert per_row < 300
+    started = time.perf_counter()
+    again = await _open(url, accept_journal_loss=True)
+    print(f"open at {rows} rows: {time.perf_counter() - started:.2f} s")
+    try:
+        assert again.counts()[E.DONE] == rows
+        assert again.rows[rows - 1].title == f"Spring row {rows - 1}"
+        assert again.owns(f"{123:024x}") and not again.owns(f"{rows + 5:024x}")
+    finally:
+        await again.aclose()
