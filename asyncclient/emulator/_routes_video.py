@@ -39,6 +39,8 @@ PROJECT_TYPES = {
     "add-captions": "add_captions",
 }
 _PLACEHOLDER = re.compile(r"\{\{([^{}]+)\}\}")
+_INT64_MAX = 2**63 - 1
+"""The largest integer of the OpenAPI document (``format: int64``)."""
 
 
 def page_params(
@@ -60,6 +62,8 @@ def page_params(
             problems.append(f"limit: must be between {low} and {high}")
         if values["offset"] < 0:
             problems.append("offset: must be 0 or more")
+        elif values["offset"] > _INT64_MAX:  # the document's int64; the page echoes it
+            problems.append(f"offset: must be at most {_INT64_MAX}")
     return "; ".join(problems) if problems else (values["limit"], values["offset"])
 
 

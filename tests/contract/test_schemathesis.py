@@ -64,8 +64,8 @@ else: the checks that send requests of their own or decide what a server should 
 (``negative_data_rejection``, ``positive_data_acceptance``, ``missing_required_header``,
 ``ignored_auth``, ``unsupported_method``, ``use_after_free``, ...). The emulator refuses
 some requests the document allows, by the choices the README lists where the spec is
-silent (a template's ``language`` of 1 or 2 characters, a search read's ``limit`` up to
-50, a past ``scheduledDateTime``): those answers are 400s the document declares."""
+silent (a template's ``language`` of 1 or 2 characters, a past ``scheduledDateTime``):
+those answers are 400s the document declares."""
 
 pytestmark = pytest.mark.filterwarnings(
     # The emulator serves from a thread of this process: anything there that touches the
