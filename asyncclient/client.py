@@ -119,7 +119,7 @@ class AsyncClient:
             ``ASYNCCLIENT_WEBHOOK_TOKEN``, else it is derived from the API key (every
             process with the key derives the same one).
         previous_api_keys: Keys being rotated out (spec 5.6): notifications carrying
-            their tokens are still accepted.
+            their tokens are still accepted. An empty or blank one is left out.
         redis: A Redis URL or a ``redis.asyncio.Redis`` shared by the processes of a
             fleet that use this key; falls back to ``ASYNCCLIENT_REDIS_URL``. Through
             it, under a hash of the key, they share the token bucket (without ``plan``
@@ -127,7 +127,8 @@ class AsyncClient:
             deduplication of notifications. Needs the ``redis`` extra.
 
     Raises:
-        ValueError: No API key or base URL could be found, or the URL is unsafe.
+        ValueError: No API key (or an empty or blank one) or base URL could be found, or
+            the URL is unsafe.
 
     Attributes:
         videos: Read, list and download videos (spec 4.10, 4.11): a
@@ -158,6 +159,11 @@ class AsyncClient:
         key = api_key if api_key is not None else os.environ.get(ENV_API_KEY)
         if not key:
             raise ValueError(_NO_API_KEY)
+        if key.isspace():  # sent, it is an empty x-api-key header
+            source = "api_key" if api_key is not None else ENV_API_KEY
+            raise ValueError(_NO_API_KEY.replace(": ", f": {source} is blank; ", 1))
+        # A blank previous key is left out, as an empty one is: its token is no secret.
+        previous_api_keys = [k for k in previous_api_keys if k and not k.isspace()]
         hook = webhook_url if webhook_url is not None else os.environ.get(ENV_WEBHOOK_URL)
         token = webhook_token if webhook_token is not None else os.environ.get(ENV_WEBHOOK_TOKEN)
         # The notification tokens are derived on first use (webhook_url, client.webhooks).

@@ -80,6 +80,28 @@ def test_a_bad_option_exits_2_naming_it_and_its_rule(
     assert option in err and rule in err, err
 
 
+@pytest.mark.parametrize("blank", [" ", "\t", " \n "], ids=repr)
+def test_a_blank_key_exits_2_naming_the_option_or_the_variable(
+    monkeypatch: pytest.MonkeyPatch, blank: str
+) -> None:
+    # Sent, a blank key is an empty x-api-key header: refused before anything is sent, as
+    # an empty one is, naming where it came from.
+    url = ["--base-url", "http://127.0.0.1:9"]  # nothing listens there
+    for argv in (["videos", "list"], ["batch", "rows.csv", "--template", "t"]):
+        code, err = run([*argv, "--api-key", blank, *url])
+        assert code == 2, err
+        assert "no API key: --api-key is blank; pass --api-key KEY" in err, err
+        monkeypatch.setenv("ASYNCCLIENT_API_KEY", blank)
+        code, err = run([*argv, *url])
+        assert code == 2, err
+        assert "no API key: ASYNCCLIENT_API_KEY is blank; pass --api-key KEY" in err, err
+        monkeypatch.delenv("ASYNCCLIENT_API_KEY")
+    monkeypatch.setenv("ASYNCCLIENT_API_KEY", blank)
+    monkeypatch.setenv("ASYNCCLIENT_BASE_URL", "http://127.0.0.1:9")
+    code, err = run(["demo", "--real", "--template", "t"])
+    assert code == 2 and "--real needs ASYNCCLIENT_API_KEY" in err, err
+
+
 EMULATOR_BAD = [
     (["--port", "70000"], "--port"),
     (["--time-scale", "0"], "--time-scale"),

@@ -56,6 +56,35 @@ def test_missing_key_says_how_to_set_it(monkeypatch: pytest.MonkeyPatch) -> None
         AsyncClient(base_url="https://api.example.test")
 
 
+BLANK_KEYS = [" ", "\t", " \n "]
+
+
+@pytest.mark.parametrize("blank", BLANK_KEYS, ids=repr)
+def test_blank_key_is_refused_like_an_empty_one(
+    monkeypatch: pytest.MonkeyPatch, blank: str
+) -> None:
+    # Sent, a blank key is an empty x-api-key header: refused up front, as "" is, naming
+    # where it came from.
+    with pytest.raises(ValueError, match=r"^no API key: api_key is blank; pass api_key=\.\.\."):
+        AsyncClient(api_key=blank, base_url="https://api.example.test")
+    monkeypatch.setenv(ENV_API_KEY, blank)
+    with pytest.raises(ValueError, match=r"^no API key: ASYNCCLIENT_API_KEY is blank; pass"):
+        AsyncClient(base_url="https://api.example.test")
+    with pytest.raises(ValueError, match=r"^no API key: pass api_key=\.\.\."):
+        AsyncClient(api_key="", base_url="https://api.example.test")
+
+
+def test_blank_previous_key_is_left_out_like_an_empty_one() -> None:
+    # A token derived from a blank key would be no secret: no notification carrying one
+    # is accepted.
+    from asyncclient.awaiting.tokens import notification_tokens
+
+    client = AsyncClient(
+        api_key=KEY, base_url="https://api.example.test", previous_api_keys=["old", " ", ""]
+    )
+    assert client._notification_tokens == notification_tokens(KEY, previous_api_keys=["old"])
+
+
 def test_missing_base_url_points_at_the_emulator(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(ENV_BASE_URL, raising=False)
     with pytest.raises(ValueError, match="asyncclient emulator") as info:

@@ -197,6 +197,19 @@ def test_the_same_typed_errors(client: Client, emu: EmulatorThread) -> None:
         Client("", base_url=emu.url)
 
 
+@pytest.mark.parametrize("blank", [" ", "\t", " \n "], ids=repr)
+def test_a_blank_key_is_refused_like_an_empty_one_before_a_thread_starts(
+    monkeypatch: pytest.MonkeyPatch, blank: str
+) -> None:
+    threads = threading.active_count()
+    with pytest.raises(ValueError, match=r"^no API key: api_key is blank; pass api_key="):
+        Client(blank, base_url="http://127.0.0.1:9")
+    monkeypatch.setenv("ASYNCCLIENT_API_KEY", blank)
+    with pytest.raises(ValueError, match=r"^no API key: ASYNCCLIENT_API_KEY is blank; pass"):
+        Client(base_url="http://127.0.0.1:9")
+    assert threading.active_count() == threads
+
+
 def test_the_webhook_receiver_answers_a_synchronous_view(emu: EmulatorThread) -> None:
     key = emu.add_team("premium", 10_000)
     hook = "https://127.0.0.1:9/video-hook"  # loopback: the emulator's deliveries are refused

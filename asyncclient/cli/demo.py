@@ -65,7 +65,8 @@ async def main(args: argparse.Namespace) -> int:
         twenty on purpose), 4 otherwise, 2 for ``--real`` without its configuration.
     """
     if args.real:
-        if not (os.environ.get(ENV_API_KEY) and os.environ.get(ENV_BASE_URL)):
+        key = os.environ.get(ENV_API_KEY, "")
+        if not (key.strip() and os.environ.get(ENV_BASE_URL)):  # a blank key is none
             error(f"--real needs {ENV_API_KEY} and {ENV_BASE_URL}")
             return EXIT_USAGE
         if not args.template:

@@ -154,7 +154,8 @@ async def run(args: argparse.Namespace, *, clock: Clock | None = None) -> int:
         client = AsyncClient(api_key=args.api_key, base_url=args.base_url, clock=clock)
     except ValueError as exc:
         # The library's words name its arguments; on the command line they are options.
-        text = str(exc).replace("pass api_key=...", "pass --api-key KEY")
+        text = str(exc).replace("api_key is blank", "--api-key is blank")
+        text = text.replace("pass api_key=...", "pass --api-key KEY")
         error(text.replace("pass base_url=...", "pass --base-url URL"))
         return EXIT_USAGE
     handler: Handler = args.func
