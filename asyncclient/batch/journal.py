@@ -21,9 +21,10 @@ appended as a second ``batch`` line (the file is only ever appended to); from th
 belongs to that key. A journal opened without a key (``key=None``: a batch built without
 a client) is neither checked nor given one.
 
-One run per journal: opening it takes an OS advisory lock on ``<journal>.lock``, naming
-its holder (:mod:`~asyncclient.batch.journal_lock`); a second run is refused at once
-(:class:`~asyncclient.errors.JournalLockedError`).
+One run per journal: opening it locks the journal file itself, whatever name reaches it (a
+symlink, a hard link, a bind mount), making it empty if missing (an empty journal is new),
+and a sidecar naming the holder, beside the file (:mod:`~asyncclient.batch.journal_lock`);
+a second run is refused at once (:class:`~asyncclient.errors.JournalLockedError`).
 
 Durability: every record is one whole line, written by a single ``write`` to a file
 opened for appending, so a crash leaves it whole or absent. The records that matter for
@@ -195,8 +196,8 @@ class Journal:
 
     @property
     def index_path(self) -> Path:
-        """The journal's index file (``<journal>.index``)."""
-        return index_path(self.path)
+        """The journal's index file: ``<journal>.index``, of its path resolved at opening."""
+        return index_path(self._lock.journal if self._lock is not None else self.path)
 
     def event_of(self, index: int) -> JournalEvent:
         """The row's last event (``none``: the journal has no line of it)."""
@@ -218,7 +219,7 @@ class Journal:
         return iter([table.open[index] for index in sorted(table.open)])
 
     def _load(self) -> None:
-        new = not self.path.exists()
+        new = not self.path.exists() or self.path.stat().st_size == 0  # the lock made it
         if new:
             self.index_path.unlink(missing_ok=True)  # a journal's that is gone
         else:
@@ -233,15 +234,15 @@ class Journal:
             )
         self._file = self.path.open("ab", buffering=0)
         self._size = self._synced = os.fstat(self._file.fileno()).st_size
-        if new:
-            sync_directory(self.path.parent)
+        if new:  # its name, in the folder of its file (beside its index: a symlink's target's)
+            sync_directory(self.index_path.parent)
             self._reader = open_reader(self.path)
         if not self._headed or (self.key and self.recorded_key is None):
             header: dict[str, Any] = {"ev": "batch", "batch": self.batch_id, "version": VERSION}
             if self.key:
                 header["key"] = self.key
             self._write(header, sync=True)
-            self.recorded_key = self.key
+            self._headed, self.recorded_key = True, self.key  # (the next index says so)
         if self.replayed and (not self.indexed or self.replayed >= self.checkpoint_every):
             self._checkpoint()
 

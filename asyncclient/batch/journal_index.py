@@ -82,8 +82,12 @@ class Facts:
 
 
 def index_path(journal: Path) -> Path:
-    """Where a journal's index is: ``<journal>.index``."""
-    return journal.with_name(journal.name + ".index")
+    """Where a journal's index is: ``<journal>.index``, beside the file the path resolves
+    to (symlinks followed, a relative path made absolute), so that a symlink finds its
+    file's index. A hard link's other name has its own, harmless: an index of other bytes
+    than the journal's is not used."""
+    resolved = Path(os.path.realpath(journal))
+    return resolved.with_name(resolved.name + ".index")
 
 
 def write_index(path: Path, journal_fd: int, table: RowTable, facts: Facts) -> int:

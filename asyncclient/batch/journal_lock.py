@@ -1,13 +1,25 @@
-"""One run per journal: an OS advisory lock on ``<journal>.lock``, naming its holder.
+"""One run per journal: an OS advisory lock on the journal file itself, whatever name
+reaches it, and a sidecar ``<journal>.lock`` naming its holder.
 
-:meth:`JournalLock.take` opens the sidecar file and takes ``flock(LOCK_EX | LOCK_NB)`` on
-it: the lock belongs to that open file, so it lasts until :meth:`JournalLock.release`
-or the end of the process, whatever ends it (``kill -9`` too). The holder writes its
-pid, host and start into the file; a run refused reads them for its message. Release
-removes the file before closing it; a run that locked a file its holder removed
-meanwhile sees that the path names another file now, and locks that one instead. On
-Windows there is no lock. Also here: the key id a journal records (:func:`key_id`), the
-error of a record that could not be written, and making a new file's name durable.
+:meth:`JournalLock.take` opens the journal (creating it, empty, if missing) and takes
+``flock(LOCK_EX | LOCK_NB)`` on it. The lock belongs to the file, not to the name: a
+symlink, a hard link, a relative path from another directory or a bind mount reaches the
+same lock, and a second journal of this process on the same file is refused as well (two
+``open`` calls are two open files, and their ``flock`` locks conflict). It lasts until
+:meth:`JournalLock.release` or the end of the process, whatever ends it (``kill -9``
+too). Then it resolves the path, once (absolute, symlinks followed: the run's sidecar
+and index stay its file's wherever its working directory goes), locks the sidecar
+``<resolved journal>.lock`` the same way and writes its pid, host and start into it; a
+run refused reads them for its message. On Linux the kernel's lock table
+(``/proc/locks``) names the holder's pid when the sidecar does not (a holder that came
+by a hard link or a bind mount wrote the sidecar of another name). The sidecar's lock
+also keeps one run per resolved name where a file system emulates ``flock`` with POSIX
+locks (NFS), whose lock on the journal the closing of any other descriptor of the
+journal in the holder's process lets go. Release removes the sidecar before letting the
+locks go; a run that locked a file its holder removed or replaced meanwhile sees that
+the path names another file now, and locks that one instead. On Windows there is no
+lock. Also here: the key id a journal records (:func:`key_id`), the error of a record
+that could not be written, and making a new file's name durable.
 """
 
 from __future__ import annotations
@@ -32,69 +44,171 @@ from asyncclient.errors import JournalLockedError, JournalWriteError
 if sys.platform != "win32":
     import fcntl
 
-__all__ = ["JournalLock", "key_id", "sync_directory", "write_error"]
+__all__ = ["JournalLock", "key_id", "sidecar_of", "sync_directory", "write_error"]
 
 _KEY_CONTEXT = b"asyncclient batch journal key v1\x00"
+_HELD = (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES)
+_TRIES = 100  # a file its holder removed or replaced between our open and our lock
+_KERNEL_LOCKS = "/proc/locks"
 
 
 @define
 class JournalLock:
-    """The advisory lock of a journal's sidecar file, held while ``fd`` is open."""
+    """A journal's advisory locks, held while their files are open: the journal's own
+    (``fd``, the one a run is refused by, whatever name it came by) and its sidecar's
+    (``sidecar``, at :attr:`path`, which names the holder)."""
 
-    path: Path
+    journal: Path
+    """The journal's path as it resolved when the lock was taken (absolute, symlinks
+    followed): what the run names its sidecar and index from, wherever its working
+    directory goes."""
     fd: int | None
+    sidecar: int | None = None
+
+    @property
+    def path(self) -> Path:
+        """The sidecar: ``<resolved journal>.lock``."""
+        return sidecar_of(self.journal)
 
     @classmethod
     def take(cls, journal: Path, now: Callable[[], datetime]) -> JournalLock:
-        """Lock ``<journal>.lock`` and write who holds it.
+        """Lock the journal file (created, empty, if missing), then its sidecar
+        ``<resolved journal>.lock``, and write who holds them.
 
         Raises:
-            JournalLockedError: Another open file holds it (another run, or another
-                journal of this process).
+            JournalLockedError: Another open file holds either (another run, through
+                whatever name, or another journal of this process).
         """
-        path = journal.with_name(journal.name + ".lock")
         if sys.platform == "win32":  # pragma: no cover
-            return cls(path, None)
-        for _ in range(100):
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError as exc:
-                holder = _holder(fd)
-                os.close(fd)
-                if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-                    raise
-                raise _locked(journal, holder) from None
-            if _same_file(fd, path):
-                break
-            os.close(fd)  # its holder removed it meanwhile: lock the one there now
-        else:
-            raise _locked(journal, {})
+            return cls(_resolved(journal), None)
+        fd = _lock(journal, journal)
+        try:
+            resolved = _resolved(journal)  # the journal exists now: its name resolves
+            sidecar = _lock(sidecar_of(resolved), journal, journal_fd=fd)
+        except BaseException:
+            os.close(fd)
+            raise
         me = {"pid": os.getpid(), "host": socket.gethostname(), "since": now().isoformat()}
         try:
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, json.dumps(me).encode() + b"\n", 0)
+            os.ftruncate(sidecar, 0)
+            os.pwrite(sidecar, json.dumps(me).encode() + b"\n", 0)
         except OSError:  # who holds it is a courtesy; the lock is held all the same
             pass
-        return cls(path, fd)
+        return cls(resolved, fd, sidecar)
 
     def release(self) -> None:
-        """Remove the lock file, then let the lock go (closing the file)."""
-        if self.fd is None:
-            return
-        with contextlib.suppress(OSError):
-            os.unlink(self.path)
-        os.close(self.fd)
-        self.fd = None
+        """Remove the sidecar, then let the locks go (closing the files)."""
+        if self.sidecar is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(self.path)
+            os.close(self.sidecar)
+            self.sidecar = None
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
 
 
-def _holder(fd: int) -> dict[str, Any]:
-    """What a held lock file says of its holder ({} when it says nothing readable)."""
+def sidecar_of(journal: Path) -> Path:
+    """The sidecar that names a journal's holder: ``<journal>.lock``, beside the file the
+    path resolves to (symlinks followed, ``..`` and a relative path made absolute)."""
+    resolved = _resolved(journal)
+    return resolved.with_name(resolved.name + ".lock")
+
+
+def _resolved(path: Path) -> Path:
+    return Path(os.path.realpath(path))
+
+
+def _lock(path: Path, journal: Path, *, journal_fd: int | None = None) -> int:
+    """Open ``path`` (created if missing) and ``flock`` it, exclusive, without waiting;
+    the descriptor that holds the lock. ``journal_fd``: the journal's, held already, when
+    ``path`` is its sidecar.
+
+    Raises:
+        JournalLockedError: Another open file holds the lock.
+    """
+    mode = 0o666 if journal_fd is None else 0o644  # the journal's: as open() makes it
+    for _ in range(_TRIES):
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, mode)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            try:
+                if exc.errno not in _HELD:
+                    raise
+                held_by = _said(fd) if journal_fd is not None else _holder(journal, fd)
+            finally:
+                os.close(fd)
+            raise _locked(journal, held_by) from None
+        if _same_file(fd, path):
+            return fd
+        os.close(fd)  # its holder removed it meanwhile: lock the one there now
+    raise _locked(journal, {})
+
+
+def _holder(journal: Path, fd: int) -> dict[str, Any]:
+    """Who holds the lock of the journal open as ``fd``: what the sidecar of its resolved
+    name says, unless the kernel names another process of this host (the holder came by
+    another name, or its sidecar is stale); {} when neither says."""
+    said = _said_at(sidecar_of(journal))
+    pid = _kernel_holder(os.fstat(fd))
+    host = socket.gethostname()
+    if pid is not None and (said.get("pid"), said.get("host")) != (pid, host):
+        return {"pid": pid, "host": host}
+    return said
+
+
+def _said_at(path: Path) -> dict[str, Any]:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return {}
+    try:
+        return _said(fd)
+    finally:
+        os.close(fd)
+
+
+def _said(fd: int) -> dict[str, Any]:
+    """What a sidecar says of its holder ({} when it says nothing readable)."""
     try:
         holder = json.loads(os.pread(fd, 4096, 0))
     except (OSError, ValueError):
         return {}
     return holder if isinstance(holder, dict) else {}
+
+
+def _kernel_holder(st: os.stat_result) -> int | None:
+    """The pid the kernel's lock table (Linux: ``/proc/locks``) gives the holder of an
+    exclusive ``flock`` on the file of ``st``; None where there is no table, or it names
+    no visible process (one of another pid namespace shows as 0)."""
+    try:
+        with open(_KERNEL_LOCKS, "rb") as fh:
+            table = fh.read()
+    except OSError:
+        return None
+    exact: set[int] = set()
+    same_inode: set[int] = set()
+    for line in table.splitlines():
+        # b"1: FLOCK  ADVISORY  WRITE 4242 fe:00:2148439 0 EOF" (a waiter's has "->")
+        fields = line.split()
+        if len(fields) < 6 or fields[1:2] != [b"FLOCK"] or fields[3:4] != [b"WRITE"]:
+            continue
+        try:
+            pid = int(fields[4])
+            major, minor, inode = fields[5].split(b":")
+            dev = (int(major, 16), int(minor, 16))
+            number = int(inode)
+        except ValueError:
+            continue
+        if pid <= 0 or number != st.st_ino:
+            continue
+        same_inode.add(pid)
+        if dev == (os.major(st.st_dev), os.minor(st.st_dev)):
+            exact.add(pid)
+    # an overlay file system gives stat another device than the lock's: the inode alone
+    found = exact or same_inode
+    return found.pop() if len(found) == 1 else None
 
 
 def _locked(journal: Path, holder: dict[str, Any]) -> JournalLockedError:
