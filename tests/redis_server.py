@@ -9,7 +9,7 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 
 class RedisUnavailable(RuntimeError):
@@ -24,11 +24,12 @@ def free_port() -> int:
 
 
 def start_redis(
-    port: int, workdir: str, *, appendfsync: str | None = None
+    port: int, workdir: str, *, appendfsync: str | None = None, more: Sequence[str] = ()
 ) -> subprocess.Popen[bytes]:
     """Start redis-server on ``port`` with its files in ``workdir`` and wait until it
     answers; ``appendfsync`` (``always``, ``everysec``, ``no``) turns its AOF on (a server
-    restarted on the same ``workdir`` reads it back), None leaves it off.
+    restarted on the same ``workdir`` reads it back), None leaves it off; ``more``: other
+    arguments (``--replicaof HOST PORT``).
 
     Raises:
         RedisUnavailable: No ``redis-server`` on the PATH.
@@ -41,6 +42,7 @@ def start_redis(
         args += ["--appendonly", "no", "--dir", workdir]
     else:
         args += ["--appendonly", "yes", "--appendfsync", appendfsync, "--dir", workdir]
+    args += list(more)
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 10
     while True:

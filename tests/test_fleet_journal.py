@@ -215,9 +215,9 @@ async def test_a_redis_that_can_lose_acknowledged_writes_is_refused_unless_accep
 
 async def test_a_second_runner_is_refused_while_the_first_lives(aof_url: str) -> None:
     url = fresh(aof_url)
-    first = await _open(url, lease_seconds=0.3)
+    first = await _open(url, lease_seconds=0.6)
     try:
-        await asyncio.sleep(0.5)  # past one lease: the beat keeps it
+        await asyncio.sleep(0.9)  # past one lease: the beat keeps it
         with pytest.raises(JournalLockedError, match="held by another run") as caught:
             await _open(url)
         assert caught.value.pid is not None and caught.value.host
@@ -238,7 +238,7 @@ async def test_a_lapsed_lease_is_taken_over_and_the_paused_holder_cannot_write(
     assert first._beat is not None
     first._beat.cancel()  # paused: no beat, no write
     await asyncio.sleep(0.5)
-    second = await _open(url, lease_seconds=0.3)
+    second = await _open(url, lease_seconds=1.0)
     try:
         assert second.holding is not None and first.holding is not None
         assert second.holding.split()[1] > first.holding.split()[1]  # a higher fence
@@ -249,7 +249,7 @@ async def test_a_lapsed_lease_is_taken_over_and_the_paused_holder_cannot_write(
         await second.arecord(E.ACCEPTED, 0, "fp0", project="p0", video="v0")
     finally:
         first.close()  # does not give up the other's lease
-        await asyncio.sleep(0.4)
+        await asyncio.sleep(0.5)
         with pytest.raises(JournalLockedError):
             await _open(url)
         await second.aclose()
@@ -330,3 +330,54 @@ async def test_a_finished_row_costs_redis_under_300_bytes(redis_url: str) -> Non
         assert again.owns(f"{123:024x}") and not again.owns(f"{rows + 5:024x}")
     finally:
         await again.aclose()
+
+
+async def test_a_redis_with_a_replica_waits_for_it_and_everysec_alone_is_refused() -> None:
+    from tests.redis_server import RedisUnavailable, free_port, require_redis, start_redis
+
+    primary_port, replica_port = free_port(), free_port()
+    with tempfile.TemporaryDirectory() as one, tempfile.TemporaryDirectory() as two:
+        try:
+            primary = start_redis(
+                primary_port, one, appendfsync="everysec", more=["--repl-diskless-sync-delay", "0"]
+            )
+        except RedisUnavailable as exc:
+            if require_redis():
+                pytest.fail(f"CI needs redis-server: {exc}")
+            pytest.skip(str(exc))
+        replica = None
+        try:
+            url = f"redis://127.0.0.1:{primary_port}/0/replicated"
+            with pytest.raises(JournalDurabilityError, match="appendfsync everysec"):
+                await _open(url)  # synced once a second: a crash loses up to a second
+            more = ["--replicaof", "127.0.0.1", str(primary_port)]
+            replica = start_redis(replica_port, two, more=more)
+            client = aioredis.from_url(f"redis://127.0.0.1:{primary_port}/0")
+            try:
+                for _ in range(100):  # the replica's first sync
+                    info = await client.info("replication")
+                    if dict(info.get("slave0") or {}).get("state") == "online":
+                        break
+                    await asyncio.sleep(0.05)
+            finally:
+                await client.aclose()
+            journal = await _open(url)
+            try:
+                assert journal.durability == journal.durability._replace(
+                    mode="replicas", replicas=1
+                )
+                await journal.arecord(E.SUBMIT, 0, "fp0")
+                journal.record(E.ACCEPTED, 0, "fp0", project="p", video="v")
+            finally:
+                await journal.aclose()
+            mirror = aioredis.from_url(f"redis://127.0.0.1:{replica_port}/0")
+            try:  # WAIT returned: the replica has both records
+                assert await mirror.hlen("asyncclient:journal:replicated:rows") == 1
+                assert b'"p"' in await mirror.hget("asyncclient:journal:replicated:rows", "0")
+            finally:
+                await mirror.aclose()
+        finally:
+            for proc in (primary, replica):
+                if proc is not None:
+                    proc.kill()
+                    proc.wait(timeout=10)
