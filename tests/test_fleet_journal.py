@@ -381,3 +381,20 @@ async def test_a_redis_with_a_replica_waits_for_it_and_everysec_alone_is_refused
                 if proc is not None:
                     proc.kill()
                     proc.wait(timeout=10)
+
+
+async def test_a_damaged_record_refuses_the_journal(aof_url: str) -> None:
+    url = fresh(aof_url)
+    journal = await _open(url)
+    await journal.arecord(E.SUBMIT, 0, "fp0")
+    rows = journal.key_of("rows")
+    await journal.aclose()
+    client = aioredis.from_url(aof_url)
+    try:
+        await client.hset(rows, "1", b"not a record")
+    finally:
+        await client.aclose()
+    with pytest.raises(ValueError, match="damaged"):
+        await _open(url)
+    with pytest.raises(ValueError, match="damaged"):  # and the refusal let the lease go
+        await _open(url)

@@ -77,6 +77,7 @@ from asyncclient.fleet.journal_lease import (
     parse_holder,
     parse_url,
 )
+from asyncclient.fleet.journal_lease import SCAN as SCAN_PAGE
 from asyncclient.fleet.store import CONNECT_SECONDS, IO_SECONDS
 
 if TYPE_CHECKING:
@@ -232,7 +233,9 @@ class RedisJournal:
         self._aredis: Any = aioredis.from_url(where.database, **options)
         self._redis: Any = redis.Redis.from_url(where.database, **options)
         self._refused: tuple[type[BaseException], ...] = (redis.exceptions.ResponseError,)
-        self._ascripts = {s: self._aredis.register_script(s) for s in (TAKE, RENEW, WRITE)}
+        self._ascripts = {
+            s: self._aredis.register_script(s) for s in (TAKE, RENEW, WRITE, SCAN_PAGE)
+        }
         self._scripts = {s: self._redis.register_script(s) for s in (RELEASE, WRITE)}
 
     def __repr__(self) -> str:
@@ -292,32 +295,44 @@ class RedisJournal:
         self.holding = value
 
     async def _load(self) -> None:
-        """Read every row's state in bulk."""
+        """Read every row's state in bulk (a finished row keeps only its code and the
+        digests of its projects)."""
         cursor: Any = 0
-        codes = self.codes
+        codes, loads, note = self.codes, json.loads, self.projects.note
         while True:
-            cursor, found = await self._aredis.hscan(self.key_of("rows"), cursor, count=SCAN)
-            for field, raw in found.items():
+            cursor, page = await self._ascripts[SCAN_PAGE](
+                keys=[self.key_of("rows")], args=[cursor, SCAN]
+            )
+            for line in page.split(b"\n") if page else ():
+                field, _, raw = line.partition(b"\t")
                 try:
                     index = int(field)
                     if not 0 <= index < MAX_ROWS:
                         raise ValueError(f"row {index} is out of range")
-                    state, earlier = unpack(index, raw)
-                except ValueError as exc:
+                    items = loads(raw)
+                    code = items[0]
+                    if type(code) is not int or not 0 < code < len(EVENTS):
+                        raise ValueError(f"row {index}'s record does not read")
+                    project = items[3] if len(items) > 3 else None
+                    earlier = items[10] if len(items) > 10 else None
+                    if code <= _ACCEPTED or earlier:
+                        state, earlier = unpack(index, raw)
+                        self.open[index] = state
+                except (ValueError, TypeError, IndexError, KeyError) as exc:
                     raise ValueError(f"{self.url}: damaged, {exc}") from None
-                self._grow(index)
+                if index >= len(codes):
+                    self._grow(index)
                 if codes[index] == 0:
                     self.known += 1
-                code = _CODES[state.event]
                 codes[index] = code
-                if code <= _ACCEPTED:
-                    self.open[index] = state
-                if state.project_id:
-                    self.projects.note(state.project_id)
+                if code > _ACCEPTED:
+                    self.open.pop(index, None)
+                if project:
+                    note(str(project))
                 if earlier:
-                    self._earlier[index] = earlier
-                    for project in earlier:
-                        self.projects.note(project)
+                    self._earlier[index] = list(earlier)
+                    for name in earlier:
+                        note(str(name))
             if int(cursor) == 0:
                 break
 

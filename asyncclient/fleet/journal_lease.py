@@ -37,6 +37,7 @@ from asyncclient.errors import JournalError, JournalWriteError
 __all__ = [
     "RELEASE",
     "RENEW",
+    "SCAN",
     "TAKE",
     "WRITE",
     "Durability",
@@ -73,6 +74,16 @@ return 1
 RELEASE = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
+"""
+
+# A page of a hash, in one string (a reply of one element reads much faster than one
+# of thousands). KEYS[1] the hash; ARGV: the cursor, the count. Returns {the next
+# cursor, "field<TAB>value" lines joined by newlines} (a record, JSON, has neither raw).
+SCAN = r"""
+local page = redis.call('HSCAN', KEYS[1], ARGV[1], 'COUNT', ARGV[2])
+local found, lines = page[2], {}
+for i = 1, #found, 2 do lines[#lines + 1] = found[i] .. '\t' .. found[i + 1] end
+return {page[1], table.concat(lines, '\n')}
 """
 
 # A fenced write. KEYS[1] the lease, KEYS[2] a hash. ARGV: the lease value held, the
