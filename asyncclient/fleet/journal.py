@@ -52,7 +52,7 @@ import contextlib
 import json
 import logging
 from collections.abc import Callable, Iterator, Mapping
-from datetime import datetime, timedelta, timezone
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from attrs import define, evolve
@@ -78,6 +78,9 @@ from asyncclient.fleet.journal_lease import (
     parse_url,
 )
 from asyncclient.fleet.journal_lease import SCAN as SCAN_PAGE
+from asyncclient.fleet.journal_rows import ACCEPTED as _ACCEPTED
+from asyncclient.fleet.journal_rows import CODES as _CODES
+from asyncclient.fleet.journal_rows import RowsView, pack, unpack
 from asyncclient.fleet.store import CONNECT_SECONDS, IO_SECONDS
 
 if TYPE_CHECKING:
@@ -90,6 +93,8 @@ __all__ = [
     "RedisJournal",
     "is_journal_url",
     "open_redis_journal",
+    "pack",
+    "unpack",
 ]
 
 logger = logging.getLogger("asyncclient")
@@ -107,80 +112,9 @@ GROUP = 1000
 SCAN = 10_000
 """Rows read at once when opening."""
 
-_CODES = {event: code for code, event in enumerate(EVENTS) if code}
-_ACCEPTED = 2  # codes up to this one are open rows
 _SYNCED = frozenset({JournalEvent.SUBMIT, JournalEvent.ACCEPTED, JournalEvent.REJECTED})
 _MONEY = frozenset(event.value for event in _SYNCED)
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _TASKS: set[asyncio.Task[Any]] = set()  # closing clients, kept until done
-
-
-def _stamp(at: datetime | None) -> int | str | None:
-    """A time in a record: microseconds since the epoch (an aware time), else its text."""
-    if at is None:
-        return None
-    if at.utcoffset() is None:
-        return at.isoformat()
-    return (at - _EPOCH) // timedelta(microseconds=1)
-
-
-def _time(value: Any) -> datetime | None:
-    if value is None:
-        return None
-    if isinstance(value, int):
-        return _EPOCH + timedelta(microseconds=value)
-    return datetime.fromisoformat(str(value))
-
-
-def pack(state: RowState, earlier: list[str] | None = None) -> bytes:
-    """A row's state as Redis keeps it (``earlier``: projects it named before)."""
-    open_row = _CODES[state.event] <= _ACCEPTED
-    items: list[Any] = [
-        _CODES[state.event],
-        state.fingerprint,
-        _stamp(state.sent_at),
-        state.project_id,
-        state.video_id,
-        state.status,
-        state.error,
-        1 if state.api_rejection else 0,
-        state.title,
-        _stamp(state.service_at) if open_row else None,  # (a finished row's is not kept)
-        earlier or None,
-    ]
-    while items[-1] is None or items[-1] == 0:
-        items.pop()
-    return json.dumps(items, separators=(",", ":"), ensure_ascii=False).encode()
-
-
-def unpack(index: int, raw: bytes | str) -> tuple[RowState, list[str]]:
-    """A row's state from its record, and the projects it named before.
-
-    Raises:
-        ValueError: Not a record of a row (a damaged journal).
-    """
-    try:
-        items = json.loads(raw)
-        code = items[0]
-        if type(code) is not int or not 0 < code < len(EVENTS):
-            raise ValueError(f"no event {code!r}")
-        items += [None] * (11 - len(items))
-        state = RowState(
-            index,
-            str(items[1] or ""),
-            EVENTS[code],
-            _time(items[2]),
-            items[3],
-            items[4],
-            items[5],
-            items[6],
-            bool(items[7]),
-            items[8],
-            _time(items[9]),
-        )
-        return state, list(items[10] or ())
-    except (ValueError, TypeError, IndexError, KeyError) as exc:
-        raise ValueError(f"row {index}'s record does not read ({exc})") from None
 
 
 class RedisJournal:
@@ -372,7 +306,7 @@ class RedisJournal:
     def rows(self) -> Mapping[int, RowState]:
         """What the journal knows of each row, by row number (read-only); a finished
         row's state is read back from Redis when asked for."""
-        return _Rows(self)
+        return RowsView(self)
 
     def event_of(self, index: int) -> JournalEvent:
         """The row's last event (``none``: the journal has no record of it)."""
@@ -623,26 +557,6 @@ class _Queued:
     earlier: list[str]
     fields: dict[str, bytes]
     future: asyncio.Future[None]
-
-
-class _Rows(Mapping[int, RowState]):
-    def __init__(self, journal: RedisJournal) -> None:
-        self._journal = journal
-
-    def __getitem__(self, index: int) -> RowState:
-        state = self._journal.state(index)
-        if state is None:
-            raise KeyError(index)
-        return state
-
-    def __contains__(self, index: object) -> bool:
-        return type(index) is int and self._journal.event_of(index) is not JournalEvent.NONE
-
-    def __len__(self) -> int:
-        return self._journal.known
-
-    def __iter__(self) -> Iterator[int]:
-        return (index for index, code in enumerate(bytes(self._journal.codes)) if code)
 
 
 def _text(value: Any) -> str:
