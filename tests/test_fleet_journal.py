@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -398,3 +399,66 @@ async def test_a_damaged_record_refuses_the_journal(aof_url: str) -> None:
         await _open(url)
     with pytest.raises(ValueError, match="damaged"):  # and the refusal let the lease go
         await _open(url)
+
+
+WORKER = Path(__file__).with_name("journal_worker.py")
+
+
+async def _start_worker(url: str, lease: float) -> asyncio.subprocess.Process:
+    return await asyncio.create_subprocess_exec(
+        sys.executable, str(WORKER), url, str(lease), stdout=asyncio.subprocess.PIPE
+    )
+
+
+async def _line(proc: asyncio.subprocess.Process, prefix: str) -> str:
+    assert proc.stdout is not None
+    while True:
+        line = (await asyncio.wait_for(proc.stdout.readline(), 30)).decode()
+        if not line:
+            raise AssertionError(f"the worker exited before printing {prefix!r}")
+        if line.startswith(prefix):
+            return line.strip()
+
+
+async def test_a_stopped_runner_woken_after_another_took_over_writes_nothing(
+    redis_url: str,
+) -> None:
+    url = fresh(redis_url)
+    worker = await _start_worker(url, 0.5)
+    try:
+        await _line(worker, "submitted 5")
+        worker.send_signal(signal.SIGSTOP)  # paused mid-batch: no beat, no write
+        await asyncio.sleep(1.0)  # its lease lapses
+        taker = await _open(url, "worker rows", key=None, accept_journal_loss=True)
+        try:
+            rows_key = taker.key_of("rows")
+            seen = taker.counts()[E.SUBMIT]
+            assert seen >= 6
+            worker.send_signal(signal.SIGCONT)
+            line = await _line(worker, "fenced")
+            assert await asyncio.wait_for(worker.wait(), 30) == 3
+            assert line == f"fenced {seen}"  # its very next record was refused
+            assert await taker._aredis.hlen(rows_key) == seen  # not a single record more
+            await taker.arecord(E.SUBMIT, seen, "taker's")  # the new runner writes
+        finally:
+            await taker.aclose()
+    finally:
+        if worker.returncode is None:
+            worker.kill()
+            await worker.wait()
+
+
+async def test_a_killed_runner_is_replaced_once_its_lease_lapses(redis_url: str) -> None:
+    url = fresh(redis_url)
+    worker = await _start_worker(url, 0.8)
+    await _line(worker, "submitted 2")
+    worker.kill()  # SIGKILL: nothing given up
+    await worker.wait()
+    with pytest.raises(JournalLockedError):
+        await _open(url, "worker rows", key=None, accept_journal_loss=True)
+    await asyncio.sleep(1.0)
+    again = await _open(url, "worker rows", key=None, accept_journal_loss=True)
+    try:
+        assert again.counts()[E.SUBMIT] >= 3
+    finally:
+        await again.aclose()

@@ -6,8 +6,9 @@ processes write to each other (``wire``), the fleet's poller (``poller``: beats,
 listening, rounds; ``shadows``: the holder's copies of registered jobs), the token
 bucket shared through Redis (``bucket``), a batch's journal in Redis (``journal``: the
 batch's ``JournalStore`` protocol, with its fenced lease and durability check in
-``journal_lease``) and what a failing Redis raises (``faults``:
-every Redis error becomes a fallback or an ``errors.FleetError``, never a ``redis`` one).
+``journal_lease`` and its records of rows in ``journal_rows``) and what a failing Redis
+raises (``faults``: every Redis error becomes a fallback or an ``errors.FleetError``,
+never a ``redis`` one).
 
 May import: ``awaiting`` (the poller it composes, job state), ``http.gate``, ``models``,
 ``errors``, ``_convert``, ``_clock``, ``_states``, ``ratelimit``, and ``batch`` for the
