@@ -112,6 +112,10 @@ SEQUENCE: list[tuple[JournalEvent, int, str, dict[str, Any]]] = [
     (E.ACCEPTED, 5, "fp5b", {"project": "p5", "video": "v5"}),
     (E.DONE, 5, "fp5b", {"status": "failed", "error": "render failed"}),
     (E.DONE, 5, "fp5b", {"status": "failed", "error": "render failed"}),  # read again
+    (E.SUBMIT, 6, "fp6", {}),
+    (E.REJECTED, 6, "fp6", {"project": "p6a", "error": "failed at once"}),
+    (E.SUBMIT, 6, "fp6", {}),
+    (E.ACCEPTED, 6, "fp6", {"project": "p6b", "video": "v6"}),  # a project more
 ]
 
 
@@ -122,7 +126,7 @@ def _answers(journal: Any) -> tuple[Any, ...]:
         len(rows),
         journal.counts(),
         [journal.event_of(index) for index in range(-1, 8)],
-        [journal.owns(p) for p in ("p0", "p2", "p5", "nope")],
+        [journal.owns(p) for p in ("p0", "p2", "p5", "p6b", "nope")],
         list(journal.open_rows()),
         4 in rows,
         3 in rows,
@@ -146,6 +150,8 @@ async def test_records_replay_with_the_file_journals_answers(aof_url: str, tmp_p
                 theirs = await file_journal.arecord(event, index, fp, **data)
             assert mine == theirs
         assert _answers(redis_journal) == _answers(file_journal)
+        # A project only a refusal named: the file journal forgets it, this one keeps it
+        assert redis_journal.owns("p6a") and not file_journal.owns("p6a")
         with pytest.raises(ValueError, match=r"may not follow|not allowed|cannot"):
             await redis_journal.arecord(E.DONE, 1, "fp1")  # the state table's rule
         with pytest.raises(ValueError, match="not a row number"):
@@ -159,6 +165,7 @@ async def test_records_replay_with_the_file_journals_answers(aof_url: str, tmp_p
         assert _answers(again) == _answers(file_again)
         assert again.rows[0].title == "Zero é" and again.rows[3].service_at is not None
         assert again.rows[1].api_rejection and again.rows[1].error == "Bad request"
+        assert again.owns("p6a") and again.owns("p6b")
     finally:
         await again.aclose()
         file_again.close()
@@ -179,6 +186,8 @@ def test_a_journal_url_names_its_database_and_batch() -> None:
     assert where.database == "redis://:s3cret@cache:6380/2"
     assert where.name == "spring-campaign"
     assert "s3cret" not in where.shown and where.shown.endswith("cache:6380/2/spring-campaign")
+    assert parse_url("rediss://cache:6380/0/a/b").database == "rediss://cache:6380/0"
+    assert parse_url("rediss://cache:6380/0/a/b").name == "a/b"
     for bad in ("redis://cache:6379/0", "http://cache/0/x", "redis://:pw@cache:1/x/y"):
         with pytest.raises(ValueError, match="DB/NAME") as caught:
             parse_url(bad)
