@@ -44,7 +44,8 @@ MAY_IMPORT: dict[str, set[str]] = {
     "awaiting": BOTTOM | {"http", "ratelimit"},
     "batch": BOTTOM | {"awaiting", "http", "validation"},
     "resources": BOTTOM | {"http", "awaiting", "batch", "validation"},
-    "fleet": BOTTOM | {"awaiting", "http", "ratelimit"},
+    # the fleet implements the batch's journal store (batch.store), never the reverse
+    "fleet": BOTTOM | {"awaiting", "http", "ratelimit", "batch"},
     "webhooks": BOTTOM | {"awaiting"},
     "notebook": BOTTOM | {"awaiting", "batch"},
     "client": BOTTOM

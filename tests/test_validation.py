@@ -894,6 +894,8 @@ def test_unknown_request_type_is_a_type_error() -> None:
         (check_offset("offset", 0), []),
         (check_offset("offset", None), []),
         (check_offset("offset", -1), ["offset: must be 0 or more"]),
+        (check_offset("offset", 2**63 - 1), []),
+        (check_offset("offset", 2**63), [f"offset: must be at most {2**63 - 1}"]),
         (check_offset("offset", "1"), ["offset: must be an integer"]),  # type: ignore[arg-type]
         (check_enum("status", None, VideoListStatus), []),
         (check_enum("status", "failed", VideoListStatus), []),

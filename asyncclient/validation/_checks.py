@@ -128,12 +128,18 @@ def check_page_size(path: str, value: int | None, *, high: int) -> list[str]:
 
 
 def check_offset(path: str, value: int | None) -> list[str]:
-    """Check an optional ``offset`` of a list call: an integer, 0 or more."""
+    """Check an optional ``offset`` of a list call: an integer, 0 to 2**63 - 1 (the
+    document's int64: the service refuses a larger one)."""
     if value is None:
         return []
     if not isinstance(value, int) or isinstance(value, bool):
         return [f"{path}: must be an integer"]
-    return [] if value >= 0 else [f"{path}: must be 0 or more"]
+    if value < 0:
+        return [f"{path}: must be 0 or more"]
+    return [] if value <= _INT64_MAX else [f"{path}: must be at most {_INT64_MAX}"]
+
+
+_INT64_MAX = 2**63 - 1
 
 
 _NOT_IN_ID = re.compile(r"[/?#\s]")
