@@ -49,7 +49,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime
@@ -59,28 +58,21 @@ from attrs import define, evolve
 
 from asyncclient._clock import SYSTEM_CLOCK, Clock
 from asyncclient._states import JOURNAL, JournalEvent
-from asyncclient.batch.digests import DigestSet, digest_of
-from asyncclient.batch.journal_table import EVENTS, MAX_ROWS, RowState, fold
-from asyncclient.errors import FleetError, JournalKeyError, JournalLockedError, JournalWriteError
+from asyncclient.batch.digests import digest_of
+from asyncclient.batch.journal_table import MAX_ROWS, RowState, fold
+from asyncclient.errors import FleetError, JournalKeyError, JournalWriteError
 from asyncclient.fleet.faults import redis_errors
+from asyncclient.fleet.journal_lease import SCAN as SCAN_PAGE
 from asyncclient.fleet.journal_lease import (
-    RELEASE,
-    RENEW,
-    TAKE,
-    WRITE,
     Durability,
     JournalDurabilityError,
     JournalFencedError,
+    Lease,
     durability,
-    holder_id,
     is_journal_url,
-    parse_holder,
     parse_url,
 )
-from asyncclient.fleet.journal_lease import SCAN as SCAN_PAGE
-from asyncclient.fleet.journal_rows import ACCEPTED as _ACCEPTED
-from asyncclient.fleet.journal_rows import CODES as _CODES
-from asyncclient.fleet.journal_rows import RowsView, pack, unpack
+from asyncclient.fleet.journal_rows import RowsView, RowTable, pack, unpack
 from asyncclient.fleet.store import CONNECT_SECONDS, IO_SECONDS
 
 if TYPE_CHECKING:
@@ -103,8 +95,6 @@ VERSION = 1
 LEASE_SECONDS = 15.0
 """How long a runner's lease lasts without a beat or a write: a runner that died is
 replaced this long after its last one."""
-WAIT_MS = 2000
-"""How long a record of money waits for the replicas (``WAIT``)."""
 BLOCK = 512
 """Finished rows read back from Redis at once."""
 GROUP = 1000
@@ -145,18 +135,11 @@ class RedisJournal:
         self.key = key
         self.now = now
         self.clock = clock
-        self.lease_ms = max(1, int(lease_seconds * 1000))
         self.prefix = f"asyncclient:journal:{where.name}"
-        self.durability = Durability("accepted-loss", 0, "")
-        self.holding: str | None = None
         self.recorded_key: str | None = None
-        self.codes = bytearray()
-        self.open: dict[int, RowState] = {}
-        self.projects = DigestSet(rows=False)
-        self.known = 0
-        self._earlier: dict[int, list[str]] = {}  # rows whose project changed
+        self.table = RowTable()
+        """Every row's last event, open rows whole, the projects' digests."""
         self._block: tuple[int, list[Any]] = (-1, [])  # finished rows read back
-        self._broken: str | None = None
         self._beat: asyncio.Task[None] | None = None
         self._queue: list[_Queued] = []  # records waiting for the next group
         self._flusher: asyncio.Task[None] | None = None
@@ -167,10 +150,20 @@ class RedisJournal:
         self._aredis: Any = aioredis.from_url(where.database, **options)
         self._redis: Any = redis.Redis.from_url(where.database, **options)
         self._refused: tuple[type[BaseException], ...] = (redis.exceptions.ResponseError,)
-        self._ascripts = {
-            s: self._aredis.register_script(s) for s in (TAKE, RENEW, WRITE, SCAN_PAGE)
-        }
-        self._scripts = {s: self._redis.register_script(s) for s in (RELEASE, WRITE)}
+        self._scan = self._aredis.register_script(SCAN_PAGE)
+        lease_ms = max(1, int(lease_seconds * 1000))
+        self.lease = Lease(self._aredis, self._redis, self.prefix, self.url, lease_ms, clock)
+        """This run's lease, and the fenced writes made under it."""
+
+    @property
+    def holding(self) -> str | None:
+        """The lease's value this run holds (its fencing number in it), None once lost."""
+        return self.lease.holding
+
+    @property
+    def durability(self) -> Durability:
+        """How records of money are made durable."""
+        return self.lease.durability
 
     def __repr__(self) -> str:
         return f"<RedisJournal {self.url} holding={self.holding!r}>"
@@ -182,13 +175,13 @@ class RedisJournal:
     # -- opening ---------------------------------------------------------------------------
 
     async def _open(self, accept_journal_loss: bool) -> None:
-        self.durability = await durability(
+        self.lease.durability = await durability(
             self._aredis,
             shown=self.url,
             accept_journal_loss=accept_journal_loss,
             refused=self._refused,
         )
-        await self._take()
+        await self.lease.take()
         head = await self._aredis.hgetall(self.key_of("head"))
         head = {_text(k): _text(v) for k, v in head.items()}
         if head and head.get("batch") != self.batch_id:
@@ -208,97 +201,18 @@ class RedisJournal:
             fields: dict[str, str] = {"batch": self.batch_id, "version": str(VERSION)}
             if self.key:
                 fields["key"] = self.key
-            await self._awrite("head", fields, "batch", None, durable=True)
+            await self.lease.awrite("head", fields, "batch", None, durable=True)
             self.recorded_key = self.key or self.recorded_key
-        self._beat = asyncio.get_running_loop().create_task(self._beating())
-
-    async def _take(self) -> None:
-        holder = holder_id()
-        keys = [self.key_of("lease"), self.key_of("fence")]
-        answer = await self._ascripts[TAKE](keys=keys, args=[holder, self.lease_ms])
-        taken, value, left = int(answer[0]), _text(answer[1]), int(answer[2])
-        if not taken:
-            pid, host = parse_holder(value)
-            raise JournalLockedError(
-                f"{self.url} is held by another run ({value.split(' ')[0]}, for "
-                f"{left / 1000:.1f} s more unless it renews its lease): one run per journal",
-                path=self.url,
-                pid=pid,
-                host=host,
-            )
-        self.holding = value
+        self._beat = asyncio.get_running_loop().create_task(self.lease.beating())
 
     async def _load(self) -> None:
-        """Read every row's state in bulk (a finished row keeps only its code and the
-        digests of its projects)."""
+        """Read every row's state in bulk, a page at a time."""
         cursor: Any = 0
-        codes, loads, note = self.codes, json.loads, self.projects.note
         while True:
-            cursor, page = await self._ascripts[SCAN_PAGE](
-                keys=[self.key_of("rows")], args=[cursor, SCAN]
-            )
-            for line in page.split(b"\n") if page else ():
-                field, _, raw = line.partition(b"\t")
-                try:
-                    index = int(field)
-                    if not 0 <= index < MAX_ROWS:
-                        raise ValueError(f"row {index} is out of range")
-                    items = loads(raw)
-                    code = items[0]
-                    if type(code) is not int or not 0 < code < len(EVENTS):
-                        raise ValueError(f"row {index}'s record does not read")
-                    project = items[3] if len(items) > 3 else None
-                    earlier = items[10] if len(items) > 10 else None
-                    if code <= _ACCEPTED or earlier:
-                        state, earlier = unpack(index, raw)
-                        self.open[index] = state
-                except (ValueError, TypeError, IndexError, KeyError) as exc:
-                    raise ValueError(f"{self.url}: damaged, {exc}") from None
-                if index >= len(codes):
-                    self._grow(index)
-                if codes[index] == 0:
-                    self.known += 1
-                codes[index] = code
-                if code > _ACCEPTED:
-                    self.open.pop(index, None)
-                if project:
-                    note(str(project))
-                if earlier:
-                    self._earlier[index] = list(earlier)
-                    for name in earlier:
-                        note(str(name))
+            cursor, page = await self._scan(keys=[self.key_of("rows")], args=[cursor, SCAN])
+            self.table.read_page(page, self.url)
             if int(cursor) == 0:
                 break
-
-    def _grow(self, index: int) -> None:
-        if index >= len(self.codes):
-            grow = max(index + 1 - len(self.codes), len(self.codes) >> 3, 1024)
-            self.codes.extend(bytes(min(grow, MAX_ROWS - len(self.codes))))
-
-    # -- the lease -------------------------------------------------------------------------
-
-    async def _beating(self) -> None:
-        """Renew the lease every third of its time, until it is lost or given up."""
-        while self.holding is not None:
-            await self.clock.sleep(self.lease_ms / 3000)
-            value = self.holding
-            if value is None:
-                return
-            try:
-                kept = await self._ascripts[RENEW](
-                    keys=[self.key_of("lease")], args=[value, self.lease_ms]
-                )
-            except redis_errors() as exc:  # the next write says so, or the next beat
-                logger.warning("%s: could not renew the journal's lease: %r", self.url, exc)
-                continue
-            if int(kept) != 1:
-                self._lost()
-                return
-
-    def _lost(self) -> None:
-        self._broken = "another run took the journal's lease (this one was paused past it)"
-        logger.error("%s: %s", self.url, self._broken)
-        self.holding = None
 
     # -- what the journal knows ----------------------------------------------------------
 
@@ -306,41 +220,38 @@ class RedisJournal:
     def rows(self) -> Mapping[int, RowState]:
         """What the journal knows of each row, by row number (read-only); a finished
         row's state is read back from Redis when asked for."""
-        return RowsView(self)
+        return RowsView(self.table, self.state)
 
     def event_of(self, index: int) -> JournalEvent:
         """The row's last event (``none``: the journal has no record of it)."""
-        if type(index) is not int or not 0 <= index < len(self.codes):
-            return JournalEvent.NONE
-        return EVENTS[self.codes[index]]
+        return self.table.event_of(index)
 
     def counts(self) -> dict[JournalEvent, int]:
         """How many rows have each last event."""
-        codes = self.codes
-        return {EVENTS[code]: codes.count(code) for code in range(1, len(EVENTS))}
+        return self.table.counts()
 
     def owns(self, project_id: str) -> bool:
         """Whether a record names this project (a row of the batch owns it)."""
-        return digest_of(project_id) in self.projects
+        return digest_of(project_id) in self.table.projects
 
     def open_rows(self) -> Iterator[RowState]:
         """The rows whose last event is ``submit`` or ``accepted``, by row number."""
-        return iter([self.open[index] for index in sorted(self.open)])
+        return iter([self.table.open[index] for index in sorted(self.table.open)])
 
     def state(self, index: int) -> RowState | None:
         """What the journal knows of the row (None: nothing)."""
-        code = self.codes[index] if type(index) is int and 0 <= index < len(self.codes) else 0
-        if code == 0:
+        event = self.table.event_of(index)
+        if event is JournalEvent.NONE:
             return None
-        if code <= _ACCEPTED:
-            return self.open[index]
+        if event in (JournalEvent.SUBMIT, JournalEvent.ACCEPTED):  # open: kept whole
+            return self.table.open[index]
         return unpack(index, self._read_back(index))[0]
 
     def _read_back(self, index: int) -> Any:
         start, raws = self._block
         if not start <= index < start + len(raws) or raws[index - start] is None:
             start = index - index % BLOCK
-            fields = list(range(start, min(start + BLOCK, len(self.codes))))
+            fields = list(range(start, min(start + BLOCK, len(self.table.codes))))
             try:
                 raws = self._redis.hmget(self.key_of("rows"), fields)
             except redis_errors() as exc:
@@ -365,7 +276,7 @@ class RedisJournal:
                 later record is refused too.
         """
         state, fields, earlier = self._prepare(event, index, fingerprint, data)
-        self._write(fields, str(event.value), index, durable=event in _SYNCED)
+        self.lease.write("rows", fields, str(event.value), index, durable=event in _SYNCED)
         return self._apply(index, state, earlier)
 
     async def arecord(
@@ -392,13 +303,13 @@ class RedisJournal:
             first = group[0]
             durable = any(q.event in _MONEY for q in group)
             try:
-                await self._awrite("rows", fields, first.event, first.row, durable=durable)
+                await self.lease.awrite("rows", fields, first.event, first.row, durable=durable)
             except JournalWriteError as exc:
                 fenced = isinstance(exc, JournalFencedError)
-                reason = self._broken or str(exc)
+                reason = self.lease.broken or str(exc)
                 for queued in group:
                     if not queued.future.done():
-                        error = self._error(queued.event, queued.row, reason, fenced=fenced)
+                        error = self.lease.error(queued.event, queued.row, reason, fenced=fenced)
                         error.__cause__ = exc.__cause__
                         queued.future.set_exception(error)
                 continue
@@ -419,103 +330,24 @@ class RedisJournal:
         if type(index) is not int or not 0 <= index < MAX_ROWS:
             raise ValueError(f"journal: {index!r} is not a row number")
         JOURNAL.check(self.event_of(index), event)
-        if self._broken is not None:
-            reason = f"an earlier record was lost ({self._broken})"
-            raise self._error(str(event.value), index, reason)
+        self.lease.check(str(event.value), index)
         record: dict[str, Any] = {"ev": event.value, "i": index, "fp": fingerprint, **data}
         if event is JournalEvent.SUBMIT:
             record["at"] = self.now().isoformat()
         record = {k: v for k, v in record.items() if v is not None}
         before = self.state(index)
         state = fold(None if before is None else evolve(before), index, [record])
-        earlier = list(self._earlier.get(index, ()))
+        earlier = list(self.table.earlier.get(index, ()))
         if before and before.project_id and before.project_id != state.project_id:
             earlier.append(before.project_id)
         return state, {str(index): pack(state, earlier)}, earlier
 
     def _apply(self, index: int, state: RowState, earlier: list[str]) -> RowState:
-        self._grow(index)
-        if self.codes[index] == 0:
-            self.known += 1
-        code = _CODES[state.event]
-        self.codes[index] = code
-        if code <= _ACCEPTED:
-            self.open[index] = state
-        else:
-            self.open.pop(index, None)
+        self.table.apply(index, state, earlier)
         start, raws = self._block
         if start <= index < start + len(raws):
             raws[index - start] = None  # read it anew
-        if state.project_id:
-            self.projects.add(state.project_id)
-        if earlier:
-            self._earlier[index] = earlier
         return state
-
-    def _error(
-        self, event: str, row: int | None, reason: str, *, fenced: bool = False
-    ) -> JournalWriteError:
-        what = {
-            "batch": "its header",
-            JournalEvent.SUBMIT: f"row {row}'s submission (the row was not sent)",
-            JournalEvent.ACCEPTED: f"row {row}'s acceptance by the service",
-            JournalEvent.REJECTED: f"row {row}'s refusal by the service",
-            JournalEvent.DONE: f"row {row}'s end",
-        }.get(event, f"a {event} record")
-        kind = JournalFencedError if fenced else JournalWriteError
-        return kind(
-            f"{self.url}: could not record {what}: {reason}; the journal stops here",
-            path=self.url,
-            event=event,
-            row=row,
-        )
-
-    def _args(self, fields: dict[str, Any]) -> list[Any]:
-        args: list[Any] = [self.holding or "", self.lease_ms]
-        for name, value in fields.items():
-            args += [name, value]
-        return args
-
-    def _written(self, answer: Any, event: str, row: int | None) -> None:
-        if int(answer) != 1:
-            self._lost()
-            raise self._error(event, row, "another run took the journal's lease", fenced=True)
-
-    def _acked(self, acked: Any, event: str, row: int | None) -> None:
-        if int(acked) < self.durability.replicas:
-            self._broken = (
-                f"{acked} of {self.durability.replicas} replicas confirmed it within {WAIT_MS} ms"
-            )
-            raise self._error(event, row, self._broken)
-
-    async def _awrite(
-        self, part: str, fields: dict[str, Any], event: str, row: int | None, *, durable: bool
-    ) -> None:
-        if self.holding is None:
-            self._broken = self._broken or "the journal is closed"
-            raise self._error(event, row, self._broken, fenced=True)
-        try:
-            keys = [self.key_of("lease"), self.key_of(part)]
-            answer = await self._ascripts[WRITE](keys=keys, args=self._args(fields))
-            self._written(answer, event, row)
-            if durable and self.durability.replicas:
-                self._acked(await self._aredis.wait(self.durability.replicas, WAIT_MS), event, row)
-        except redis_errors() as exc:
-            self._broken = f"Redis failed: {exc!r}"
-            raise self._error(event, row, self._broken) from exc
-
-    def _write(self, fields: dict[str, Any], event: str, row: int | None, *, durable: bool) -> None:
-        if self.holding is None:
-            self._broken = self._broken or "the journal is closed"
-            raise self._error(event, row, self._broken, fenced=True)
-        try:
-            keys = [self.key_of("lease"), self.key_of("rows")]
-            self._written(self._scripts[WRITE](keys=keys, args=self._args(fields)), event, row)
-            if durable and self.durability.replicas:
-                self._acked(self._redis.wait(self.durability.replicas, WAIT_MS), event, row)
-        except redis_errors() as exc:
-            self._broken = f"Redis failed: {exc!r}"
-            raise self._error(event, row, self._broken) from exc
 
     # -- closing ---------------------------------------------------------------------------
 
@@ -538,12 +370,7 @@ class RedisJournal:
         if self._beat is not None:
             self._beat.cancel()
             self._beat = None
-        holding, self.holding = self.holding, None
-        if holding is not None:
-            try:
-                self._scripts[RELEASE](keys=[self.key_of("lease")], args=[holding])
-            except redis_errors() as exc:  # it lapses by itself
-                logger.warning("%s: could not give the lease up: %r", self.url, exc)
+        self.lease.release()
         self._redis.close()
 
 

@@ -25,6 +25,7 @@ took meanwhile, cannot write a single record.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import socket
@@ -32,7 +33,10 @@ import uuid
 from typing import Any, NamedTuple
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-from asyncclient.errors import JournalError, JournalWriteError
+from asyncclient._clock import Clock
+from asyncclient._states import JournalEvent
+from asyncclient.errors import JournalError, JournalLockedError, JournalWriteError
+from asyncclient.fleet.faults import redis_errors
 
 __all__ = [
     "RELEASE",
@@ -44,12 +48,18 @@ __all__ = [
     "JournalDurabilityError",
     "JournalFencedError",
     "JournalUrl",
+    "Lease",
     "durability",
     "holder_id",
     "is_journal_url",
     "parse_holder",
     "parse_url",
 ]
+
+logger = logging.getLogger("asyncclient")
+
+WAIT_MS = 2000
+"""How long a record of money waits for the replicas (``WAIT``)."""
 
 # Take the lease when it is free. KEYS[1] the lease, KEYS[2] the fencing counter.
 # ARGV: the holder, the lease's milliseconds. Returns {1, value} when taken, else
@@ -237,3 +247,166 @@ async def durability(
         path=shown,
         reason=said,
     )
+
+
+class Lease:
+    """A run's lease on a journal, and every write made under it: fenced (a Lua script
+    checks the lease's value first), waited for by the replicas when that is how the
+    journal is durable, and, once one failed, refused from then on.
+
+    Args:
+        aredis: A ``redis.asyncio`` client (taking, beats, :meth:`awrite`).
+        redis: A ``redis`` client (:meth:`write`, :meth:`release`: blocking calls).
+        prefix: The journal's keys' prefix.
+        shown: The journal's URL, for messages.
+        lease_ms: How long the lease lasts without a beat or a write.
+        clock: What beats sleep by.
+    """
+
+    def __init__(
+        self, aredis: Any, redis: Any, prefix: str, shown: str, lease_ms: int, clock: Clock
+    ) -> None:
+        self.prefix, self.shown, self.lease_ms, self.clock = prefix, shown, lease_ms, clock
+        self.holding: str | None = None
+        """The lease's value this run holds (its fencing number in it), None once lost."""
+        self.broken: str | None = None
+        """Why records are refused (a write failed, the lease was lost), None while not."""
+        self.durability = Durability("accepted-loss", 0, "")
+        self._aredis, self._redis = aredis, redis
+        self._ascripts = {s: aredis.register_script(s) for s in (TAKE, RENEW, WRITE)}
+        self._scripts = {s: redis.register_script(s) for s in (RELEASE, WRITE)}
+
+    def key(self, part: str) -> str:
+        """A Redis key of the journal."""
+        return f"{self.prefix}:{part}"
+
+    async def take(self) -> None:
+        """Take the lease, or raise :class:`JournalLockedError` naming its live holder."""
+        keys = [self.key("lease"), self.key("fence")]
+        answer = await self._ascripts[TAKE](keys=keys, args=[holder_id(), self.lease_ms])
+        taken, value, left = int(answer[0]), _text(answer[1]), int(answer[2])
+        if not taken:
+            pid, host = parse_holder(value)
+            raise JournalLockedError(
+                f"{self.shown} is held by another run ({value.split(' ')[0]}, for "
+                f"{left / 1000:.1f} s more unless it renews its lease): one run per journal",
+                path=self.shown,
+                pid=pid,
+                host=host,
+            )
+        self.holding = value
+
+    async def beating(self) -> None:
+        """Renew the lease every third of its time, until it is lost or given up."""
+        while self.holding is not None:
+            await self.clock.sleep(self.lease_ms / 3000)
+            value = self.holding
+            if value is None:
+                return
+            try:
+                kept = await self._ascripts[RENEW](
+                    keys=[self.key("lease")], args=[value, self.lease_ms]
+                )
+            except redis_errors() as exc:  # the next write says so, or the next beat
+                logger.warning("%s: could not renew the journal's lease: %r", self.shown, exc)
+                continue
+            if int(kept) != 1:
+                self.lost()
+                return
+
+    def lost(self) -> None:
+        """Another run took the lease: every later record is refused."""
+        self.broken = "another run took the journal's lease (this one was paused past it)"
+        logger.error("%s: %s", self.shown, self.broken)
+        self.holding = None
+
+    def release(self) -> None:
+        """Give the lease up, if still held (a blocking call; a failure is logged: the
+        lease lapses by itself)."""
+        holding, self.holding = self.holding, None
+        if holding is not None:
+            try:
+                self._scripts[RELEASE](keys=[self.key("lease")], args=[holding])
+            except redis_errors() as exc:
+                logger.warning("%s: could not give the lease up: %r", self.shown, exc)
+
+    def check(self, event: str, row: int | None) -> None:
+        """Raise the error of a record refused because an earlier one was lost."""
+        if self.broken is not None:
+            raise self.error(event, row, f"an earlier record was lost ({self.broken})")
+
+    def error(
+        self, event: str, row: int | None, reason: str, *, fenced: bool = False
+    ) -> JournalWriteError:
+        """The error of a record that could not be written."""
+        what = {
+            "batch": "its header",
+            JournalEvent.SUBMIT: f"row {row}'s submission (the row was not sent)",
+            JournalEvent.ACCEPTED: f"row {row}'s acceptance by the service",
+            JournalEvent.REJECTED: f"row {row}'s refusal by the service",
+            JournalEvent.DONE: f"row {row}'s end",
+        }.get(event, f"a {event} record")
+        kind = JournalFencedError if fenced else JournalWriteError
+        return kind(
+            f"{self.shown}: could not record {what}: {reason}; the journal stops here",
+            path=self.shown,
+            event=event,
+            row=row,
+        )
+
+    async def awrite(
+        self, part: str, fields: dict[str, Any], event: str, row: int | None, *, durable: bool
+    ) -> None:
+        """Write ``fields`` into the hash ``part``, fenced; once the replicas have it
+        too when ``durable`` and that is how the journal is durable.
+
+        Raises:
+            JournalFencedError: The lease is not this run's (nothing was written).
+            JournalWriteError: Redis failed, or the replicas did not confirm it.
+        """
+        self._held(event, row)
+        try:
+            keys = [self.key("lease"), self.key(part)]
+            answer = await self._ascripts[WRITE](keys=keys, args=self._args(fields))
+            self._written(answer, event, row)
+            if durable and self.durability.replicas:
+                self._acked(await self._aredis.wait(self.durability.replicas, WAIT_MS), event, row)
+        except redis_errors() as exc:
+            self.broken = f"Redis failed: {exc!r}"
+            raise self.error(event, row, self.broken) from exc
+
+    def write(
+        self, part: str, fields: dict[str, Any], event: str, row: int | None, *, durable: bool
+    ) -> None:
+        """:meth:`awrite`, blocking."""
+        self._held(event, row)
+        try:
+            keys = [self.key("lease"), self.key(part)]
+            self._written(self._scripts[WRITE](keys=keys, args=self._args(fields)), event, row)
+            if durable and self.durability.replicas:
+                self._acked(self._redis.wait(self.durability.replicas, WAIT_MS), event, row)
+        except redis_errors() as exc:
+            self.broken = f"Redis failed: {exc!r}"
+            raise self.error(event, row, self.broken) from exc
+
+    def _held(self, event: str, row: int | None) -> None:
+        if self.holding is None:
+            self.broken = self.broken or "the journal is closed"
+            raise self.error(event, row, self.broken, fenced=True)
+
+    def _args(self, fields: dict[str, Any]) -> list[Any]:
+        args: list[Any] = [self.holding or "", self.lease_ms]
+        for name, value in fields.items():
+            args += [name, value]
+        return args
+
+    def _written(self, answer: Any, event: str, row: int | None) -> None:
+        if int(answer) != 1:
+            self.lost()
+            raise self.error(event, row, "another run took the journal's lease", fenced=True)
+
+    def _acked(self, acked: Any, event: str, row: int | None) -> None:
+        if int(acked) < self.durability.replicas:
+            replicas = self.durability.replicas
+            self.broken = f"{acked} of {replicas} replicas confirmed it within {WAIT_MS} ms"
+            raise self.error(event, row, self.broken)

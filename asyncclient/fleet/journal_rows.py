@@ -14,31 +14,21 @@ the file journal's whole lines), and the projects the row named before its last 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime, timedelta, timezone
-from typing import Any, Protocol
+from typing import Any
 
 from asyncclient._states import JournalEvent
-from asyncclient.batch.journal_table import EVENTS, RowState
+from asyncclient.batch.digests import DigestSet
+from asyncclient.batch.journal_table import EVENTS, MAX_ROWS, RowState
 
-__all__ = ["ACCEPTED", "CODES", "Known", "RowsView", "pack", "unpack"]
+__all__ = ["ACCEPTED", "CODES", "RowTable", "RowsView", "pack", "unpack"]
 
 CODES = {event: code for code, event in enumerate(EVENTS) if code}
 """Each event's code in a record (and in a journal's ``codes``)."""
 ACCEPTED = 2
 """Codes up to this one are open rows."""
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
-
-
-class Known(Protocol):
-    """What :class:`RowsView` reads of a journal."""
-
-    codes: bytearray
-    known: int
-
-    def state(self, index: int) -> RowState | None: ...
-
-    def event_of(self, index: int) -> JournalEvent: ...
 
 
 def _stamp(at: datetime | None) -> int | str | None:
@@ -110,22 +100,113 @@ def unpack(index: int, raw: bytes | str) -> tuple[RowState, list[str]]:
 
 
 class RowsView(Mapping[int, RowState]):
-    """``journal.rows``: the rows a journal knows, by row number (read-only)."""
+    """``journal.rows``: the rows a journal knows, by row number (read-only).
 
-    def __init__(self, journal: Known) -> None:
-        self._journal = journal
+    Args:
+        table: The journal's rows in memory.
+        state: A row's whole state (a finished row's read back from Redis).
+    """
+
+    def __init__(self, table: RowTable, state: Callable[[int], RowState | None]) -> None:
+        self._table = table
+        self._state = state
 
     def __getitem__(self, index: int) -> RowState:
-        state = self._journal.state(index)
+        state = self._state(index)
         if state is None:
             raise KeyError(index)
         return state
 
     def __contains__(self, index: object) -> bool:
-        return type(index) is int and self._journal.event_of(index) is not JournalEvent.NONE
+        return type(index) is int and self._table.event_of(index) is not JournalEvent.NONE
 
     def __len__(self) -> int:
-        return self._journal.known
+        return self._table.known
 
     def __iter__(self) -> Iterator[int]:
-        return (index for index, code in enumerate(bytes(self._journal.codes)) if code)
+        return (index for index, code in enumerate(bytes(self._table.codes)) if code)
+
+
+class RowTable:
+    """What a Redis journal's client keeps of its rows: each row's last event (a byte a
+    row), open rows whole, a digest of each project a record named."""
+
+    def __init__(self) -> None:
+        self.codes = bytearray()
+        """Each row's last event, by row number (its code in :data:`CODES`)."""
+        self.open: dict[int, RowState] = {}
+        self.projects = DigestSet(rows=False)
+        self.known = 0
+        """Rows with a record."""
+        self.earlier: dict[int, list[str]] = {}
+        """The projects a row named before its last one (rare), by row number."""
+
+    def event_of(self, index: int) -> JournalEvent:
+        """The row's last event (``none`` for a row without a record)."""
+        if type(index) is not int or not 0 <= index < len(self.codes):
+            return JournalEvent.NONE
+        return EVENTS[self.codes[index]]
+
+    def counts(self) -> dict[JournalEvent, int]:
+        """How many rows have each last event."""
+        codes = self.codes
+        return {EVENTS[code]: codes.count(code) for code in range(1, len(EVENTS))}
+
+    def apply(self, index: int, state: RowState, earlier: list[str]) -> None:
+        """A row's state, once written."""
+        self._grow(index)
+        if self.codes[index] == 0:
+            self.known += 1
+        code = CODES[state.event]
+        self.codes[index] = code
+        if code <= ACCEPTED:
+            self.open[index] = state
+        else:
+            self.open.pop(index, None)
+        if state.project_id:
+            self.projects.add(state.project_id)
+        if earlier:
+            self.earlier[index] = earlier
+
+    def read_page(self, page: bytes, where: str) -> None:
+        """Apply a page of records read at open (``row<TAB>record`` lines); a finished
+        row keeps only its code and its projects' digests.
+
+        Raises:
+            ValueError: A record does not read (a damaged journal; ``where`` names it).
+        """
+        codes, loads, note = self.codes, json.loads, self.projects.note
+        for line in page.split(b"\n") if page else ():
+            field, _, raw = line.partition(b"\t")
+            try:
+                index = int(field)
+                if not 0 <= index < MAX_ROWS:
+                    raise ValueError(f"row {index} is out of range")
+                items = loads(raw)
+                code = items[0]
+                if type(code) is not int or not 0 < code < len(EVENTS):
+                    raise ValueError(f"row {index}'s record does not read")
+                project = items[3] if len(items) > 3 else None
+                earlier = items[10] if len(items) > 10 else None
+                if code <= ACCEPTED:
+                    self.open[index] = unpack(index, raw)[0]
+            except (ValueError, TypeError, IndexError, KeyError) as exc:
+                raise ValueError(f"{where}: damaged, {exc}") from None
+            if index >= len(codes):
+                self._grow(index)
+            if codes[index] == 0:
+                self.known += 1
+            codes[index] = code
+            if code > ACCEPTED:
+                self.open.pop(index, None)
+            if project:
+                note(str(project))
+            if earlier:
+                self.earlier[index] = [str(name) for name in earlier]
+                for name in earlier:
+                    note(str(name))
+
+    def _grow(self, index: int) -> None:
+        if index >= len(self.codes):
+            grow = max(index + 1 - len(self.codes), len(self.codes) >> 3, 1024)
+            self.codes.extend(bytes(min(grow, MAX_ROWS - len(self.codes))))
