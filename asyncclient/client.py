@@ -167,7 +167,8 @@ class AsyncClient:
         hook = webhook_url if webhook_url is not None else os.environ.get(ENV_WEBHOOK_URL)
         token = webhook_token if webhook_token is not None else os.environ.get(ENV_WEBHOOK_TOKEN)
         # The notification tokens are derived on first use (webhook_url, client.webhooks).
-        self._token_source = (key, token or None, tuple(previous_api_keys))
+        token = token if token and not token.isspace() else None  # blank: as if unset
+        self._token_source = (key, token, tuple(previous_api_keys))
         self._webhook_url = check_webhook_url(hook) if hook else None
         url = base_url if base_url is not None else os.environ.get(ENV_BASE_URL)
         if not url:

@@ -41,6 +41,8 @@ def test_accepted_tokens_put_the_one_urls_carry_first() -> None:
     assert rotated == [derive_token("new"), derive_token("old")]
     with pytest.raises(ValueError, match="webhook_token"):
         notification_tokens("k", "")
+    with pytest.raises(ValueError, match="webhook_token"):
+        notification_tokens("k", "  ")  # a blank token is no secret either
 
 
 def test_webhook_url_must_be_https_and_carries_the_token(
@@ -53,6 +55,10 @@ def test_webhook_url_must_be_https_and_carries_the_token(
     )
     assert client.notification_url == f"https://api.example.com/hooks?x=1&token={derive_token('k')}"
     assert AsyncClient("k", base_url="http://127.0.0.1:1").notification_url is None
+    blank = AsyncClient(
+        "k", base_url="http://127.0.0.1:1", webhook_url="https://h.example/h", webhook_token=" "
+    )  # a blank token is as if none was given: the derived one, never " "
+    assert blank.notification_url == f"https://h.example/h?token={derive_token('k')}"
     monkeypatch.setenv("ASYNCCLIENT_WEBHOOK_URL", "https://env.example/h")
     monkeypatch.setenv("ASYNCCLIENT_WEBHOOK_TOKEN", "from-env")
     assert AsyncClient("k", base_url="http://127.0.0.1:1").notification_url == (

@@ -53,7 +53,7 @@ def notification_tokens(
             accepted, so notifications already on their way are not refused.
     """
     first = token if token is not None else derive_token(api_key)
-    if not first:
-        raise ValueError("webhook_token: must not be empty")
+    if not first or first.isspace():  # a blank token is no secret
+        raise ValueError("webhook_token: must not be empty or blank")
     accepted = [first, *(derive_token(key) for key in previous_api_keys if key)]
     return list(dict.fromkeys(accepted))
