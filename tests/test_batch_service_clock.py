@@ -24,28 +24,14 @@ from asyncclient import (
     AsyncClient,
     Plan,
     ReconciliationError,
-    SystemClock,
     TalkingAvatarRequest,
 )
 from asyncclient.emulator import Emulator
 from tests.conftest import FAST_POLLING
+from tests.test_batch_reconcile import AnHourAhead, finish, rows
 
 CREATE = "POST /v1/project/create"
 TALKING = "POST /v1/project/create/talking-avatar"
-
-
-class AnHourAhead(SystemClock):
-    """Real time, but a wall clock an hour ahead of the service's."""
-
-    def now(self) -> datetime:
-        return super().now() + timedelta(hours=1)
-
-
-def rows(n: int) -> list[dict[str, str]]:
-    return [
-        {"title": f"Welcome {i}", "first_name": f"N{i}", "product": "Acme", "logo": ""}
-        for i in range(n)
-    ]
 
 
 def posts(emu: Emulator, path: str = "/v1/project/create") -> int:
@@ -56,15 +42,6 @@ def client_of(emu: Emulator, key: str, **options: Any) -> AsyncClient:
     rate = Plan.PREMIUM.rate_limit.scaled(max(1.0, emu.clock.time_scale))
     options.setdefault("polling", FAST_POLLING)
     return AsyncClient(key, base_url=emu.url, plan=rate, **options)
-
-
-async def finish(emu: Emulator, batch: Any, step: float = 30.0) -> list[Any]:
-    """Run the batch while moving the emulator's clock, so videos complete quickly."""
-    task = asyncio.ensure_future(batch)
-    while not task.done():
-        await asyncio.sleep(0.02)
-        emu.advance(step)
-    return await task  # type: ignore[no-any-return]
 
 
 def submit_lines(journal: Path) -> list[dict[str, Any]]:
