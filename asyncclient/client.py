@@ -257,6 +257,7 @@ class AsyncClient:
             clock=self._clock,
             webhook=self.notification_url,
             journal_key=self._journal_key,
+            journal_opener=_open_redis_journal,
         )
 
     @functools.cached_property
@@ -401,6 +402,7 @@ class AsyncClient:
             gate=self._caller.gate,
             reach=self._caller.reach,
             journal_key=self._journal_key,
+            journal_opener=_open_redis_journal,
             webhook=self.notification_url,
             **options,
         )
@@ -430,3 +432,11 @@ class AsyncClient:
             raise ValueError(f"path must start with '/', got {path!r}")
         envelope = await self._caller.call(method, path, params=params, json=json)
         return envelope.get("data", envelope)
+
+
+async def _open_redis_journal(url: str, batch_id: str, **options: Any) -> Any:
+    """A batch's journal in Redis (``journal="redis://..."``): loads the fleet's store on
+    first use (the batch never imports the fleet)."""
+    from asyncclient.fleet.journal import open_redis_journal
+
+    return await open_redis_journal(url, batch_id, **options)

@@ -114,11 +114,13 @@ class RowRunner:
         ledger = self._ledger
         ledger.started = self._clock.monotonic()
         if self.settings.journal is not None:
-            self._journal = open_journal(
+            self._journal = await open_journal(
                 self.settings.journal,
                 self._batch_id,
                 now=self._clock.now,
                 key=self.settings.journal_key,  # a journal of another key is refused
+                opener=self.settings.journal_opener,
+                accept_journal_loss=self.settings.accept_journal_loss,
             )
             ledger.read_journal(self._journal.counts())
         try:  # what a row may cost, and the rows sent before, known before any is sent

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable, Sequence
-from typing import TypedDict
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TypedDict
 
 import attrs
 from attrs import frozen
@@ -46,8 +46,14 @@ class BatchSettings:
     Attributes:
         spacing: Least seconds between two submissions' starts (spec 8.3: about one).
         concurrency: Most creation requests in flight at once.
-        journal: A JSON Lines file to record progress in; running the same batch
-            with it again resumes without submitting a row twice.
+        journal: Where progress is recorded: a JSON Lines file, or a Redis URL
+            ``redis://[:PASSWORD@]HOST:PORT/DB/NAME`` (``rediss://``; NAME names the
+            batch) that any process can resume from; running the same batch with it
+            again resumes without submitting a row twice.
+        accept_journal_loss: Keep a Redis journal on a Redis that can lose writes it
+            acknowledged (no AOF ``appendfsync always``, no replica to ``WAIT`` for):
+            a crash of that Redis may lose a submission, and its row be paid twice.
+            Refused without it.
         on_progress: Called with a :class:`BatchProgress` after each change.
         budget: A cap on the credits the batch may be charged (with its journal:
             every run together); ``0`` sends nothing. A row is sent only while what
@@ -88,6 +94,9 @@ class BatchSettings:
     journal_key: str | None = None
     """The ``key_id`` of the client's API key (the client sets it): the journal records
     it, and refuses a run with another key (``asyncclient.batch.journal``)."""
+    journal_opener: Callable[..., Awaitable[Any]] | None = None
+    """Opens a journal named by a URL (the client sets it: the Redis one)."""
+    accept_journal_loss: bool = False
     on_progress: Callable[[BatchProgress], None] | None = None
     budget: int | None = None
     cost_per_row: int | None = None
@@ -130,6 +139,7 @@ class BatchOptions(TypedDict, total=False):
     spacing: float
     concurrency: int
     journal: str | os.PathLike[str] | None
+    accept_journal_loss: bool
     on_progress: Callable[[BatchProgress], None] | None
     budget: int | None
     cost_per_row: int | None

@@ -46,7 +46,7 @@ from asyncclient.batch.rows import (
     batch_id_of,
 )
 from asyncclient.batch.source import BatchCheck, ItemSource, RequestSource, RowSource, check_rows
-from asyncclient.batch.store import open_journal
+from asyncclient.batch.store import JournalOpener, is_store_url, open_journal
 from asyncclient.batch.text import batch_line
 from asyncclient.http.gate import Gate
 from asyncclient.http.reach import Reach
@@ -307,9 +307,18 @@ class Batch:
         when there is one already, is opened for that and closed."""
         settings = self.settings
         path = settings.journal
-        if path is None or not await asyncio.to_thread(os.path.exists, path):
+        if path is None or (
+            not is_store_url(path) and not await asyncio.to_thread(os.path.exists, path)
+        ):
             return await row_cost(None, self._jobs, settings.cost_per_row)
-        journal = open_journal(path, self._batch_id, now=self._clock.now, key=settings.journal_key)
+        journal = await open_journal(
+            path,
+            self._batch_id,
+            now=self._clock.now,
+            key=settings.journal_key,
+            opener=settings.journal_opener,
+            accept_journal_loss=settings.accept_journal_loss,
+        )
         try:
             return await row_cost(journal, self._jobs, settings.cost_per_row)
         finally:
@@ -343,6 +352,7 @@ def request_batch(
     gate: Gate | None = None,
     reach: Reach | None = None,
     journal_key: str | None = None,
+    journal_opener: JournalOpener | None = None,
     webhook: str | None = None,
     **options: Unpack[BatchOptions],
 ) -> Batch:
@@ -351,8 +361,9 @@ def request_batch(
 
     A request without a name is given one (``batch-<id>-<row>``): names are how an
     interrupted batch finds what the service made. ``journal_key``: the client's key id
-    (see :attr:`BatchSettings.journal_key`); ``webhook``: the URL a request without
-    one is given.
+    (see :attr:`BatchSettings.journal_key`); ``journal_opener``: opens a journal named
+    by a URL (the client's Redis one); ``webhook``: the URL a request without one is
+    given.
     """
     total = len(requests) if isinstance(requests, Sequence) else None
     bid = batch_id_of("requests", total)
@@ -363,7 +374,7 @@ def request_batch(
         jobs=jobs,
         batch_id=bid,
         clock=clock,
-        settings=BatchSettings(**options, journal_key=journal_key),
+        settings=BatchSettings(**options, journal_key=journal_key, journal_opener=journal_opener),
         gate=gate,
         reach=reach,
     )

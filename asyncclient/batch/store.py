@@ -14,15 +14,16 @@ API key (a hash of it).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from datetime import datetime
 from typing import Any, Protocol
 
 from asyncclient._states import JournalEvent
 from asyncclient.batch.journal import Journal
 from asyncclient.batch.journal_table import RowState
+from asyncclient.errors import ValidationError
 
-__all__ = ["JournalStore", "open_journal"]
+__all__ = ["STORE_SCHEMES", "JournalOpener", "JournalStore", "is_store_url", "open_journal"]
 
 
 class JournalStore(Protocol):
@@ -66,19 +67,49 @@ class JournalStore(Protocol):
         ...
 
 
-def open_journal(
+JournalOpener = Callable[..., Awaitable[JournalStore]]
+"""Opens a journal kept elsewhere than a file, named by a URL: called as
+``opener(url, batch_id, now=..., key=..., accept_journal_loss=...)``. The client gives
+the batch the Redis one (``asyncclient.fleet.journal.open_redis_journal``): the batch
+never imports the fleet."""
+
+STORE_SCHEMES = ("redis://", "rediss://")
+"""The URLs a batch's ``journal`` may be besides a file's path."""
+
+
+def is_store_url(where: object) -> bool:
+    """Whether a ``journal`` setting names a store by URL (not a file)."""
+    return isinstance(where, str) and where.startswith(STORE_SCHEMES)
+
+
+async def open_journal(
     where: str | os.PathLike[str],
     batch_id: str,
     *,
     now: Callable[[], datetime],
     key: str | None,
+    opener: JournalOpener | None = None,
+    accept_journal_loss: bool = False,
 ) -> JournalStore:
-    """Take the journal a batch's ``journal`` setting names, for one run.
+    """Take the journal a batch's ``journal`` setting names, for one run: a file's path,
+    or a ``redis://`` / ``rediss://`` URL (opened by ``opener``).
 
     Raises:
+        ValidationError: A URL, and no way to open it (a batch built without a client).
         JournalLockedError: Another run holds it.
         JournalKeyError: It belongs to another API key.
         JournalWriteError: Its header could not be written.
         ValueError: It is the journal of another batch, or damaged.
     """
+    if is_store_url(where):
+        if opener is None:
+            raise ValidationError(
+                [
+                    f"journal: {str(where).split('://')[0]}:// journals are opened by the "
+                    "batches of a client (client.batch, templates.generate_many)"
+                ]
+            )
+        return await opener(
+            str(where), batch_id, now=now, key=key, accept_journal_loss=accept_journal_loss
+        )
     return Journal.open(where, batch_id, now=now, key=key)

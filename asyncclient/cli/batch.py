@@ -19,6 +19,8 @@ from asyncclient._states import RowOutcome as _R
 from asyncclient.batch.budget import HOW, CreditBudget, cost_source
 from asyncclient.batch.report import BatchReport, BatchUpdate
 from asyncclient.batch.runner import Batch, BatchCheck, RowResult
+from asyncclient.batch.store import is_store_url
+from asyncclient.cli.batch_options import add_batch_options
 from asyncclient.cli.exits import (
     EXIT_ERROR,
     EXIT_INTERRUPTED,
@@ -27,6 +29,7 @@ from asyncclient.cli.exits import (
     EXIT_USAGE,
 )
 from asyncclient.cli.journal import (
+    Where,
     earlier_of,
     lost_record_text,
     pending_text,
@@ -34,7 +37,6 @@ from asyncclient.cli.journal import (
     stopped_text,
     this_run_text,
 )
-from asyncclient.cli.options import count, credits, seconds
 from asyncclient.cli.output import error, note, print_json
 from asyncclient.cli.progress import ProgressDisplay
 from asyncclient.cli.resources import add_connection_args
@@ -52,14 +54,6 @@ from asyncclient.errors import JournalError, JournalWriteError
 __all__ = ["batch_command", "interrupt_reported", "read_rows", "register"]
 
 
-_BUDGET = (
-    "a cap on the credits the batch may be charged, its journal's earlier runs counted: a "
-    "row is sent only while what remains covers the most a row may cost (--cost-per-row, "
-    "or what the journal's rows were charged), 0 sends nothing"
-)
-_COST = "the most one row may cost, in credits (the service does not publish it)"
-
-
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``batch`` command.
 
@@ -75,57 +69,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "again after an interruption and it resumes without paying twice."
         ),
     )
-    p.add_argument("rows", metavar="ROWS", help="a .csv (header line first) or .jsonl file")
-    p.add_argument("--template", required=True, metavar="ID", help="the template's id")
-    p.add_argument("--concurrency", type=count, default=4, metavar="N", help="rows in flight")
-    p.add_argument(
-        "--spacing", type=seconds, default=1.0, metavar="S", help="seconds between two sends"
-    )
-    p.add_argument("--journal", metavar="FILE", help="default: ROWS.journal.jsonl")
-    p.add_argument("--out", metavar="RESULTS.jsonl", help="write one result per row")
-    p.add_argument("--download", metavar="DIR", help="download completed videos here")
-    p.add_argument("--budget", type=credits, metavar="CREDITS", help=_BUDGET)
-    p.add_argument("--cost-per-row", type=count, metavar="CREDITS", help=_COST)
-    p.add_argument(
-        "--settle-window",
-        type=seconds,
-        default=600.0,
-        metavar="S",
-        help="a row whose reply was lost is resent only after this long, once the service "
-        "shows nothing made",
-    )
-    p.add_argument(
-        "--unreachable-after",
-        type=seconds,
-        default=300.0,
-        metavar="S",
-        help="stop once the service has not answered for this long; rows never sent "
-        "end not_sent, accepted rows stay pending in the journal (0: never stop)",
-    )
-    p.add_argument(
-        "--wait-timeout",
-        type=seconds,
-        default=3600.0,
-        metavar="S",
-        help="wait this long for each video; one not finished by then stays pending (it "
-        "may be charged) and the next run with the journal waits for it again (0: forever)",
-    )
-    p.add_argument(
-        "--max-open",
-        type=count,
-        default=10_000,
-        metavar="N",
-        help="most rows sent and not yet finished at once; the next waits",
-    )
-    p.add_argument(
-        "--check",
-        action="store_true",
-        help="check every row and name the rejected ones; send nothing",
-    )
-    p.add_argument(
-        "--title-column", default="title", metavar="NAME", help="the column of the titles"
-    )
-    p.add_argument("--json", action="store_true", help="print one JSON document on stdout")
+    add_batch_options(p)
     add_connection_args(p)
     p.set_defaults(func=batch_command)
 
@@ -166,7 +110,9 @@ async def batch_command(args: argparse.Namespace, client: AsyncClient) -> int:
         interrupted (running the same command again resumes it).
     """
     path = Path(args.rows)
-    journal = Path(args.journal) if args.journal else path.with_suffix(".journal.jsonl")
+    journal: Where = path.with_suffix(".journal.jsonl")
+    if args.journal:
+        journal = args.journal if is_store_url(args.journal) else Path(args.journal)
     try:
         rows = await asyncio.to_thread(RowsFile(path).scan)
     except (OSError, ValueError) as exc:
@@ -186,6 +132,7 @@ async def batch_command(args: argparse.Namespace, client: AsyncClient) -> int:
         journal=journal,
         on_progress=display,
         budget=args.budget,
+        accept_journal_loss=args.accept_journal_loss,
         cost_per_row=args.cost_per_row,
         read_charges=True,  # credits spent: what the service charged each row
     )
@@ -306,7 +253,7 @@ class _JournalRead:
     """Tells the progress display what the journal said of earlier runs, once the batch
     read it (it then submits: before its first progress report)."""
 
-    def __init__(self, batch: Batch, display: ProgressDisplay, journal: Path) -> None:
+    def __init__(self, batch: Batch, display: ProgressDisplay, journal: Where) -> None:
         self._batch = batch
         self._display = display
         self._journal = journal
@@ -326,7 +273,7 @@ async def _finish(
     client: AsyncClient,
     out: _Results,
     report: BatchReport,
-    journal: Path,
+    journal: Where,
 ) -> int:
     """Download, print the summary; the exit status."""
     results = sorted(out.kept, key=lambda r: r.index)
@@ -349,7 +296,7 @@ async def _finish(
 
 def _print_summary(
     report: BatchReport,
-    journal: Path,
+    journal: Where,
     tally: dict[str, int],
     downloaded: Downloaded,
     folder: str | None,
@@ -373,7 +320,7 @@ def _print_summary(
 
 
 def _summary_of(
-    run: BatchReport, journal: Path, tally: dict[str, int], downloaded: Downloaded, code: int
+    run: BatchReport, journal: Where, tally: dict[str, int], downloaded: Downloaded, code: int
 ) -> dict[str, Any]:
     return {
         "rows": run.rows,
@@ -396,7 +343,7 @@ interrupt_reported = False
 """Set once the one line about an interruption was printed (``cli.main`` reads it)."""
 
 
-def _interrupted(args: argparse.Namespace, batch: Batch, out: _Results, journal: Path) -> int:
+def _interrupted(args: argparse.Namespace, batch: Batch, out: _Results, journal: Where) -> int:
     """Say once what an interrupted run did (and print its document with ``--json``)."""
     global interrupt_reported
     interrupt_reported = True
@@ -416,7 +363,7 @@ def _record_lost(
     args: argparse.Namespace,
     batch: Batch,
     out: _Results,
-    journal: Path,
+    journal: Where,
     lost: JournalWriteError,
 ) -> int:
     """Say what a run that could not write its journal had sent (exit 1: never 0)."""
@@ -427,7 +374,7 @@ def _record_lost(
     return EXIT_ERROR
 
 
-def _print_stopped(batch: Batch, out: _Results, journal: Path, code: int, **more: Any) -> None:
+def _print_stopped(batch: Batch, out: _Results, journal: Where, code: int, **more: Any) -> None:
     """The ``--json`` document of a run that stopped before its end."""
     report = batch.report()
     summary: dict[str, Any] = {"rows": report.rows, **counts(report)}

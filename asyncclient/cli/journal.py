@@ -15,7 +15,11 @@ from asyncclient.batch.report import BatchReport
 from asyncclient.cli.progress import Earlier
 from asyncclient.errors import JournalWriteError
 
+Where = Path | str
+"""A journal: a file, or a store's URL (``redis://...``)."""
+
 __all__ = [
+    "Where",
     "earlier_of",
     "lost_record_text",
     "pending_text",
@@ -30,7 +34,7 @@ def earlier_of(report: BatchReport) -> Earlier:
     return Earlier(finished=report.done_before, sent=report.submitted_before)
 
 
-def resuming_text(report: BatchReport, journal: Path) -> str:
+def resuming_text(report: BatchReport, journal: Where) -> str:
     """The note that a run picks up from its journal.
 
     Returns:
@@ -109,7 +113,7 @@ def lost_record_text(report: BatchReport, lost: JournalWriteError) -> str:
     )
 
 
-def pending_text(report: BatchReport, journal: Path) -> str:
+def pending_text(report: BatchReport, journal: Where) -> str:
     """What a run that ended with rows still pending left, and how to finish them.
 
     Returns:
@@ -139,7 +143,7 @@ def pending_text(report: BatchReport, journal: Path) -> str:
     )
 
 
-def stopped_text(report: BatchReport, journal: Path) -> str:
+def stopped_text(report: BatchReport, journal: Where) -> str:
     """Why a run stopped before every row ended, and how to go on.
 
     Returns:

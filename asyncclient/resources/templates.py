@@ -6,7 +6,7 @@ The spec does not name the list's query parameters; we send ``type``,
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from asyncclient._clock import SYSTEM_CLOCK, Clock
@@ -39,6 +39,7 @@ class Templates(Resource):
         webhook: The notification URL a batch's rows carry unless the call gives one
             (the client's ``webhook_url`` with its token).
         journal_key: The key id a batch's journal records (the client's API key's).
+        journal_opener: Opens a batch's journal named by a URL (the client's Redis one).
     """
 
     def __init__(
@@ -50,10 +51,12 @@ class Templates(Resource):
         clock: Clock = SYSTEM_CLOCK,
         webhook: str | None = None,
         journal_key: str | None = None,
+        journal_opener: Callable[..., Awaitable[Any]] | None = None,
     ) -> None:
         super().__init__(caller)
         self._webhook = webhook
         self._journal_key = journal_key
+        self._journal_opener = journal_opener
         self._submitter = submitter
         self._jobs = jobs
         self._clock = clock
@@ -147,7 +150,9 @@ class Templates(Resource):
         from asyncclient.batch.template_rows import TemplateSource
 
         raise_if(check_id("templateId", template_id))
-        settings = BatchSettings(**options, journal_key=self._journal_key)
+        settings = BatchSettings(
+            **options, journal_key=self._journal_key, journal_opener=self._journal_opener
+        )
 
         async def fetch() -> TemplateDetail:
             return await self.get(template_id)
