@@ -270,6 +270,28 @@ async def test_a_lapsed_lease_is_taken_over_and_the_paused_holder_cannot_write(
         await third.aclose()
 
 
+async def test_a_holder_whose_beat_finds_the_lease_taken_is_refused_as_fenced(
+    aof_url: str,
+) -> None:
+    url = fresh(aof_url)
+    first = await _open(url, lease_seconds=0.3)
+    await first.arecord(E.SUBMIT, 0, "fp0")
+    client = aioredis.from_url(aof_url)
+    try:  # the lease lapses while the holder is paused (its beat not yet woken) ...
+        await client.delete(first.key_of("lease"))
+    finally:
+        await client.aclose()
+    second = await _open(url, lease_seconds=5.0)
+    try:
+        await asyncio.sleep(0.3)  # ... and its beat, woken first, finds it taken
+        assert first.holding is None
+        with pytest.raises(JournalFencedError, match="another run took"):
+            await first.arecord(E.SUBMIT, 1, "fp1")  # refused as fenced, not as "lost"
+    finally:
+        first.close()
+        await second.aclose()
+
+
 async def test_a_submit_survives_redis_killed_right_after_it_was_acknowledged() -> None:
     from tests.redis_server import RedisUnavailable, free_port, require_redis, start_redis
 

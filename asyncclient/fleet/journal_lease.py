@@ -271,6 +271,8 @@ class Lease:
         """The lease's value this run holds (its fencing number in it), None once lost."""
         self.broken: str | None = None
         """Why records are refused (a write failed, the lease was lost), None while not."""
+        self.fenced = False
+        """Whether records are refused because another run took the lease."""
         self.durability = Durability("accepted-loss", 0, "")
         self._aredis, self._redis = aredis, redis
         self._ascripts = {s: aredis.register_script(s) for s in (TAKE, RENEW, WRITE)}
@@ -317,6 +319,7 @@ class Lease:
     def lost(self) -> None:
         """Another run took the lease: every later record is refused."""
         self.broken = "another run took the journal's lease (this one was paused past it)"
+        self.fenced = True
         logger.error("%s: %s", self.shown, self.broken)
         self.holding = None
 
@@ -333,7 +336,10 @@ class Lease:
     def check(self, event: str, row: int | None) -> None:
         """Raise the error of a record refused because an earlier one was lost."""
         if self.broken is not None:
-            raise self.error(event, row, f"an earlier record was lost ({self.broken})")
+            reason = f"an earlier record was lost ({self.broken})"
+            if self.fenced:  # found by the beat before a write found it: the same refusal
+                reason = self.broken
+            raise self.error(event, row, reason, fenced=self.fenced)
 
     def error(
         self, event: str, row: int | None, reason: str, *, fenced: bool = False
