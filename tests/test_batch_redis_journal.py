@@ -163,6 +163,7 @@ async def test_a_killed_command_line_run_is_resumed_from_another_directory(
             "batch", "rows.csv", "--template", "tpl_welcome", "--spacing", "0.05",
             "--journal", journal, "--base-url", emu.url, "--api-key", key,
             "--settle-window", "2",  # a row the kill cut off before it left: 2 s, not 10 min
+            "--journal-lease", "2",  # the dead run is replaced 2 s after its last beat
         ]  # fmt: skip
         mover = asyncio.ensure_future(_advance(emu))
         try:
@@ -173,16 +174,19 @@ async def test_a_killed_command_line_run_is_resumed_from_another_directory(
             proc.send_signal(signal.SIGKILL)
             await proc.communicate()
             out = err = ""
-            for _ in range(40):  # the dead run's lease lapses (15 s) before another runs
+            refused: list[str] = []
+            for _ in range(40):  # the dead run's lease lapses (2 s) before another runs
                 proc = await _cli([*argv, "--json"], second_dir)
                 raw_out, raw_err = await asyncio.wait_for(proc.communicate(), 120)
                 out, err = raw_out.decode(), raw_err.decode()
                 if proc.returncode != 2 or "held by another run" not in err:
                     break
-                await asyncio.sleep(1.0)
+                refused.append(err)
+                await asyncio.sleep(0.5)
         finally:
             mover.cancel()
     assert proc.returncode == 0, err
+    assert len(refused) <= 5, refused[-1]  # --journal-lease 2, not the default 15 s
     assert not list(second_dir.glob("*.journal*")) and not list(first_dir.glob("*.journal*"))
     names = projects_by_name(emu)
     assert len(names) == 30 and set(names.values()) == {1}
@@ -195,3 +199,34 @@ async def _advance(emu: Emulator) -> None:
     while True:
         await asyncio.sleep(0.02)
         emu.advance(5.0)
+
+
+async def test_the_journal_lease_option_sets_the_redis_lease(aof_url: str) -> None:
+    """``journal_lease=`` is how long the Redis lease lasts without a beat: a second
+    run is told the holder's time left from it; 0 is refused as a setting."""
+    from asyncclient.batch.rows import BatchSettings
+
+    with pytest.raises(ValueError, match="journal_lease must be more than 0"):
+        BatchSettings(journal_lease=0)
+    journal = f"{aof_url}/leased"
+    async with Emulator(time_scale=60.0, seed=44) as emu:
+        key = emu.add_team(plan="premium", credits=10_000)
+        async with client_of(emu, key) as client, client_of(emu, key) as other:
+            batch = client.templates.generate_many(
+                "tpl_welcome", rows(30), spacing=0.05, journal=journal, journal_lease=40.0
+            )
+            task = asyncio.ensure_future(batch)
+            try:
+                while emu.counters.projects.get(emu.team_id(key), 0) < 2:  # noqa: ASYNC110 (no event to wait on)
+                    await asyncio.sleep(0.01)
+                second = other.templates.generate_many(
+                    "tpl_welcome", rows(30), spacing=0, journal=journal
+                )
+                with pytest.raises(JournalError, match="held by another run") as caught:
+                    await second
+                left = float(str(caught.value).split("for ")[1].split(" s more")[0])
+                assert 30.0 < left <= 40.0  # the default lease is 15 s
+            finally:
+                task.cancel()
+                with pytest.raises(asyncio.CancelledError):
+                    await task

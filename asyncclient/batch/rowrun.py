@@ -121,6 +121,7 @@ class RowRunner:
                 key=self.settings.journal_key,  # a journal of another key is refused
                 opener=self.settings.journal_opener,
                 accept_journal_loss=self.settings.accept_journal_loss,
+                lease=self.settings.journal_lease,
             )
             ledger.read_journal(self._journal.counts())
         try:  # what a row may cost, and the rows sent before, known before any is sent

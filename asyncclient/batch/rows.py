@@ -54,6 +54,9 @@ class BatchSettings:
             acknowledged (no AOF ``appendfsync always``, no replica to ``WAIT`` for):
             a crash of that Redis may lose a submission, and its row be paid twice.
             Refused without it.
+        journal_lease: Seconds a Redis journal's lease lasts without a beat (the runner
+            renews it every third of that): a runner that died is replaced this long
+            after its last beat. None: 15 seconds. A file journal's lock needs none.
         on_progress: Called with a :class:`BatchProgress` after each change.
         budget: A cap on the credits the batch may be charged (with its journal:
             every run together); ``0`` sends nothing. A row is sent only while what
@@ -97,6 +100,7 @@ class BatchSettings:
     journal_opener: Callable[..., Awaitable[Any]] | None = None
     """Opens a journal named by a URL (the client sets it: the Redis one)."""
     accept_journal_loss: bool = False
+    journal_lease: float | None = None
     on_progress: Callable[[BatchProgress], None] | None = None
     budget: int | None = None
     cost_per_row: int | None = None
@@ -117,6 +121,10 @@ class BatchSettings:
             raise ValueError(
                 f"unreachable_after must be more than 0 seconds (or None), "
                 f"got {self.unreachable_after}"
+            )
+        if self.journal_lease is not None and not self.journal_lease > 0:
+            raise ValueError(
+                f"journal_lease must be more than 0 seconds (or None), got {self.journal_lease}"
             )
         if not self.settle_window >= 0:
             raise ValueError(f"settle_window must be 0 or more seconds, got {self.settle_window}")
@@ -140,6 +148,7 @@ class BatchOptions(TypedDict, total=False):
     concurrency: int
     journal: str | os.PathLike[str] | None
     accept_journal_loss: bool
+    journal_lease: float | None
     on_progress: Callable[[BatchProgress], None] | None
     budget: int | None
     cost_per_row: int | None

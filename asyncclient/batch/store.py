@@ -90,6 +90,7 @@ async def open_journal(
     key: str | None,
     opener: JournalOpener | None = None,
     accept_journal_loss: bool = False,
+    lease: float | None = None,
 ) -> JournalStore:
     """Take the journal a batch's ``journal`` setting names, for one run: a file's path,
     or a ``redis://`` / ``rediss://`` URL (opened by ``opener``).
@@ -109,7 +110,8 @@ async def open_journal(
                     "batches of a client (client.batch, templates.generate_many)"
                 ]
             )
-        return await opener(
-            str(where), batch_id, now=now, key=key, accept_journal_loss=accept_journal_loss
-        )
+        options: dict[str, Any] = {"accept_journal_loss": accept_journal_loss}
+        if lease is not None:
+            options["lease_seconds"] = lease
+        return await opener(str(where), batch_id, now=now, key=key, **options)
     return Journal.open(where, batch_id, now=now, key=key)

@@ -133,6 +133,7 @@ async def batch_command(args: argparse.Namespace, client: AsyncClient) -> int:
         on_progress=display,
         budget=args.budget,
         accept_journal_loss=args.accept_journal_loss,
+        journal_lease=args.journal_lease,
         cost_per_row=args.cost_per_row,
         read_charges=True,  # credits spent: what the service charged each row
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from asyncclient.cli.options import count, credits, seconds
+from asyncclient.cli.options import count, credits, positive_seconds, seconds
 
 __all__ = ["add_batch_options"]
 
@@ -35,6 +35,13 @@ def add_batch_options(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="keep a Redis journal on a Redis that can lose acknowledged writes (no AOF "
         "appendfsync always, no replica): a crash may lose a submission, paid twice",
+    )
+    p.add_argument(
+        "--journal-lease",
+        type=positive_seconds,
+        metavar="S",
+        help="seconds a Redis journal's lease lasts without a beat: a runner that died is "
+        "replaced this long after its last beat (default: 15)",
     )
     p.add_argument("--out", metavar="RESULTS.jsonl", help="write one result per row")
     p.add_argument("--download", metavar="DIR", help="download completed videos here")
