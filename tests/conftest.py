@@ -88,18 +88,32 @@ async def serve() -> AsyncIterator[Serve]:
 # -- a real redis-server (tests of what processes share) -----------------------------------
 
 
-@pytest.fixture(scope="module")
-def redis_url() -> Iterator[str]:
-    """A throwaway redis-server on loopback; skipped without one, failed in CI."""
+def _redis_server(appendfsync: str | None) -> Iterator[str]:
+    """A throwaway redis-server on loopback (``appendfsync``: its AOF's policy, None for
+    no AOF); skipped without one, failed in CI."""
     from tests.redis_server import RedisUnavailable, redis_server, require_redis
 
     try:
-        with redis_server() as url:
+        with redis_server(appendfsync=appendfsync) as url:
             yield url
     except RedisUnavailable as exc:
         if require_redis():
             pytest.fail(f"CI needs redis-server: {exc}")
         pytest.skip(str(exc))
+
+
+@pytest.fixture(scope="module")
+def redis_url() -> Iterator[str]:
+    """A throwaway redis-server on loopback, without AOF (it can lose what it
+    acknowledged); skipped without one, failed in CI."""
+    yield from _redis_server(None)
+
+
+@pytest.fixture(scope="module")
+def aof_url() -> Iterator[str]:
+    """A throwaway redis-server whose AOF is synced on every write: durable once it
+    acknowledged a write (what a Redis journal of a paid batch needs)."""
+    yield from _redis_server("always")
 
 
 @pytest_asyncio.fixture

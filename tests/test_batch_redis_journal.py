@@ -11,7 +11,6 @@ import collections
 import json
 import signal
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,28 +24,10 @@ from tests.test_cli_main import clean_env, write_rows
 CREATE = "/v1/project/create"
 
 
-def _server(appendfsync: str | None) -> Iterator[str]:
-    from tests.redis_server import RedisUnavailable, redis_server, require_redis
-
-    try:
-        with redis_server(appendfsync=appendfsync) as url:
-            yield url
-    except RedisUnavailable as exc:
-        if require_redis():
-            pytest.fail(f"CI needs redis-server: {exc}")
-        pytest.skip(str(exc))
-
-
 @pytest.fixture(scope="module")
-def aof_url() -> Iterator[str]:
-    """A redis-server whose AOF is synced on every write: durable once acknowledged."""
-    yield from _server("always")
-
-
-@pytest.fixture(scope="module")
-def volatile_url() -> Iterator[str]:
+def volatile_url(redis_url: str) -> str:
     """A redis-server without AOF: it can lose writes it acknowledged."""
-    yield from _server(None)
+    return redis_url
 
 
 def rows(n: int) -> list[dict[str, str]]:

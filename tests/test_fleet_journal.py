@@ -12,7 +12,6 @@ import signal
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -63,24 +62,6 @@ class Wall:
 
     def __call__(self) -> datetime:
         return self.at
-
-
-def _server_or_skip(appendfsync: str | None) -> Iterator[str]:
-    from tests.redis_server import RedisUnavailable, redis_server, require_redis
-
-    try:
-        with redis_server(appendfsync=appendfsync) as url:
-            yield url
-    except RedisUnavailable as exc:
-        if require_redis():
-            pytest.fail(f"CI needs redis-server: {exc}")
-        pytest.skip(str(exc))
-
-
-@pytest.fixture(scope="module")
-def aof_url() -> Iterator[str]:
-    """A throwaway redis-server whose AOF is synced on every write (durable on ack)."""
-    yield from _server_or_skip("always")
 
 
 _names = iter(range(1_000_000))
