@@ -30,6 +30,7 @@ MODULES = (
     "scale",
     "fleet",
     "bulk",
+    "redis_journal",
 )
 
 
