@@ -279,3 +279,58 @@ async def test_a_batch_longer_than_the_visibility_timeout_is_delivered_twice_and
     creations = sum(1 for r in emu.requests if r.method == "POST" and r.path == CREATE)
     assert creations == n  # nothing sent twice
     assert emu.counters.credits_spent[team] == n * emu.store.costs["class"]
+
+
+async def test_a_pool_child_killed_mid_batch_is_requeued_at_once_by_its_worker(
+    aof_url: str, tmp_path: Path
+) -> None:
+    """Only the pool's child dies (SIGKILL: the OOM killer, a hard time limit); its worker
+    lives on. With ``task_reject_on_worker_lost`` the worker puts the message back at
+    once, not after the visibility timeout (an hour here), and its new child resumes
+    the batch: one success, one project a title, each row charged once."""
+    name, n = "child-killed", 40
+    env = recipe_env(aof_url, BATCH_VISIBILITY_TIMEOUT="3600")
+    settings = Settings.from_env(env)
+    workers = Workers({**clean_env(), **env, "PYTHONPATH": str(ROOT)}, tmp_path)
+    log = aioredis.from_url(settings.journal_redis)
+    web = create_app(settings)
+    async with Emulator(time_scale=SCALE, seed=53) as emu:
+        key = emu.add_team(plan="premium", credits=100_000)
+        team = emu.team_id(key)
+        workers.env.update(ASYNCCLIENT_API_KEY=key, ASYNCCLIENT_BASE_URL=emu.url)
+
+        async def events(event: str) -> list[dict[str, Any]]:
+            return [e for e in await deliveries(log, name) if e["event"] == event]
+
+        mover = asyncio.ensure_future(_advance(emu))
+        try:
+            enqueue_batch(name, rows(n, "Child"), app=web)
+            worker = await workers.start("w1")
+            await until(
+                lambda: emu.counters.projects.get(team, 0) >= 10, 30, "10 projects", workers
+            )
+            child = (await events("start"))[0]["pid"]
+            assert child != worker.pid
+            os.kill(child, signal.SIGKILL)
+            status = await until(
+                lambda: (s := batch_status(name, app=web))["state"] in ("SUCCESS", "FAILURE") and s,
+                30,
+                "the batch did not end",
+                workers,
+            )
+            assert worker.returncode is None  # the worker itself lived on
+            await workers.stop(worker)
+            entries = await deliveries(log, name)
+        finally:
+            mover.cancel()
+            await workers.kill_all()
+            await log.aclose()
+            web.close()
+    assert status["state"] == "SUCCESS", (status, workers.log())
+    assert status["result"]["outcomes"]["completed"] == n and status["result"]["resumed"]
+    done = [e for e in entries if e["event"] == "done"]
+    assert len(done) == 1 and done[0]["pid"] != child, entries
+    assert any(e["redelivered"] for e in entries if e["event"] == "start"), entries
+    names = projects_by_name(emu)
+    assert len(names) == n and set(names.values()) == {1}
+    assert emu.counters.credits_spent[team] == n * emu.store.costs["class"]
