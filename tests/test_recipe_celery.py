@@ -284,10 +284,10 @@ async def test_a_batch_longer_than_the_visibility_timeout_is_delivered_twice_and
 async def test_a_pool_child_killed_mid_batch_is_requeued_at_once_by_its_worker(
     aof_url: str, tmp_path: Path
 ) -> None:
-    """Only the pool's child dies (SIGKILL: the OOM killer, a hard time limit); its worker
-    lives on. With ``task_reject_on_worker_lost`` the worker puts the message back at
-    once, not after the visibility timeout (an hour here), and its new child resumes
-    the batch: one success, one project a title, each row charged once."""
+    """Only the pool's child dies (SIGKILL, as the OOM killer does); its worker lives on.
+    With ``task_reject_on_worker_lost`` the worker puts the message back at once, not
+    after the visibility timeout (an hour here), and its new child resumes the batch:
+    one success, one project a title, each row charged once."""
     name, n = "child-killed", 40
     env = recipe_env(aof_url, BATCH_VISIBILITY_TIMEOUT="3600")
     settings = Settings.from_env(env)

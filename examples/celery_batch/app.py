@@ -6,8 +6,8 @@ Each setting and why (``docs/queue-celery.md`` says more):
   starts; until then Redis keeps it (kombu's ``unacked`` hash), and a worker killed
   mid-batch leaves it there to be delivered again.
 - ``task_reject_on_worker_lost``: when only the pool's child dies (SIGKILL, the OOM
-  killer, a hard time limit), the worker puts the message back at once instead of
-  acknowledging it as failed.
+  killer), the worker puts the message back at once instead of acknowledging it as
+  failed.
 - ``broker_transport_options["visibility_timeout"]``: how long an unacknowledged
   message waits before any worker delivers it again (a whole worker died: nobody is
   left to put it back). ``unacked_restore_interval`` and ``unacked_restore_throttle``
