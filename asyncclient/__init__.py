@@ -16,7 +16,7 @@ from asyncclient._clock import Clock, SystemClock
 from asyncclient._version import __version__
 from asyncclient.awaiting.jobs import JobUpdate, VideoJob
 from asyncclient.awaiting.poller import PollPolicy
-from asyncclient.client import AsyncClient
+from asyncclient.client import AsyncClient, batch_status
 from asyncclient.errors import (
     AmbiguousCreationError,
     APIConnectionError,
@@ -55,6 +55,7 @@ if TYPE_CHECKING:  # what the names below resolve to, for type checkers and IDEs
         RowOutcome,
         RowResult,
     )
+    from asyncclient.batch.status import BatchStatus
     from asyncclient.models import (
         AccountAnalytics,
         AccountStats,
@@ -151,6 +152,7 @@ _MODULE_OF = {
     "BatchOptions": "asyncclient.batch.runner",
     "BatchProgress": "asyncclient.batch.runner",
     "BatchSettings": "asyncclient.batch.runner",
+    "BatchStatus": "asyncclient.batch",
     "NicheVideosPage": "asyncclient.resources.social",
     "RowOutcome": "asyncclient.batch.runner",
     "RowResult": "asyncclient.batch.runner",
@@ -203,6 +205,7 @@ __all__ = [
     "BatchOptions",
     "BatchProgress",
     "BatchSettings",
+    "BatchStatus",
     "Caption",
     "CaptionPreset",
     "Client",
@@ -307,6 +310,7 @@ __all__ = [
     "VideoStatus",
     "VisualPreset",
     "__version__",
+    "batch_status",
 ]
 
 _LAZY = frozenset(__all__) - frozenset(globals())

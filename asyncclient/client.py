@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 
     from asyncclient.batch.rows import BatchOptions
     from asyncclient.batch.runner import Batch
+    from asyncclient.batch.status import BatchStatus
     from asyncclient.fleet.store import FleetStore
     from asyncclient.models.requests import CreationRequest
     from asyncclient.resources.integrations import Integrations
@@ -415,19 +416,9 @@ class AsyncClient:
         params: dict[str, Any] | None = None,
         json: Any = None,
     ) -> Any:
-        """Call any endpoint, e.g. the lists of spec 4.21 whose shapes are not shown.
-
-        Same auth, limits and error handling as the typed methods.
-
-        Args:
-            method: HTTP method.
-            path: Path beginning with ``/v1``.
-            params: Query parameters (``None`` values are left out).
-            json: A JSON-ready body.
-
-        Returns:
-            The envelope's ``data`` (or the whole envelope when it has none).
-        """
+        """Call any endpoint (``path`` begins with ``/v1``; ``params`` whose value is None
+        are left out; ``json`` a JSON-ready body) with the auth, limits and error handling
+        of the typed methods; the envelope's ``data`` (the whole envelope without one)."""
         if not path.startswith("/"):
             raise ValueError(f"path must start with '/', got {path!r}")
         envelope = await self._caller.call(method, path, params=params, json=json)
@@ -440,3 +431,18 @@ async def _open_redis_journal(url: str, batch_id: str, **options: Any) -> Any:
     from asyncclient.fleet.journal import open_redis_journal
 
     return await open_redis_journal(url, batch_id, **options)
+
+
+async def batch_status(journal: str | os.PathLike[str]) -> BatchStatus:
+    """What a batch's journal (a file, or ``redis://.../NAME``) says of its batch, read
+    by any process while it runs or after, without its lock: rows per outcome, credits
+    charged, the run holding it and its last beat (a :class:`BatchStatus`)."""
+    from asyncclient.batch.status import batch_status as read
+
+    return await read(journal, reader=_read_redis_status)
+
+
+async def _read_redis_status(url: str) -> BatchStatus:
+    from asyncclient.fleet.journal_status import read_redis_status
+
+    return await read_redis_status(url)

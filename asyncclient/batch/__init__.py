@@ -13,7 +13,8 @@ resumable (``journal``), its
 compact table of rows (``journal_table``), its checkpoint (``journal_index``) and its
 lock, one runner per journal (``journal_lock``), what a row's journal record tells and
 the seams a batch submits through (``pickup``), rows an earlier run finished
-(``earlier``), the credit budget (``budget``), settling a creation whose answer was
+(``earlier``), the credit budget (``budget``), what a journal says of its batch, read by
+any process (``status``), settling a creation whose answer was
 lost, within the settle window (``settle``), the stop when the service cannot be
 reached (``stop``) and strings kept as digests (``digests``). Faces attach through
 ``batch.phase``, ``batch.subscribe`` and ``batch.report()``.
@@ -44,6 +45,7 @@ from asyncclient.batch.runner import (
     batch_id_of,
     request_batch,
 )
+from asyncclient.batch.status import BatchStatus
 
 __all__ = [
     "Batch",
@@ -54,6 +56,7 @@ __all__ = [
     "BatchProgress",
     "BatchReport",
     "BatchSettings",
+    "BatchStatus",
     "BatchUpdate",
     "JobMaker",
     "RowOutcome",

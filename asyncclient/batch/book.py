@@ -247,5 +247,6 @@ class RowBook:
                 video=result.video_id,
                 error=error,
                 title=result.title,
+                credits=video.used_credits if video is not None else None,
             )
         self.ledger.keep(result)

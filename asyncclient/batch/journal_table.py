@@ -74,6 +74,9 @@ class RowState:
     """A time the service's own clock had reached before the row's last ``submit`` left
     (the ``Date`` of its earlier replies; ``svc`` in the line), or None when none was
     known: a project that request made has a ``createdAt`` no earlier than it."""
+    credits: int | None = None
+    """What the service charged the row's video (``usedCredits``), as a ``done`` line
+    recorded it when the batch read it (``read_charges``); None when not read."""
 
 
 def fold(state: RowState | None, index: int, records: Iterable[dict[str, Any]]) -> RowState:
@@ -103,6 +106,8 @@ def fold(state: RowState | None, index: int, records: Iterable[dict[str, Any]]) 
             state.api_rejection = bool(record["api"])
         if "title" in record:
             state.title = record["title"]
+        if "credits" in record:
+            state.credits = record["credits"]
     assert state is not None, "no line to fold"
     return state
 
@@ -121,6 +126,7 @@ def line_state(index: int, record: dict[str, Any]) -> RowState:
         record.get("error"),
         bool(record.get("api", False)),
         record.get("title"),
+        credits=record.get("credits"),
     )
 
 
@@ -136,6 +142,7 @@ def whole_line(record: dict[str, Any], state: RowState) -> dict[str, Any]:
         ("status", state.status),
         ("error", state.error),
         ("title", state.title),
+        ("credits", state.credits),
     )
     for key, value in known:
         if value is not None:

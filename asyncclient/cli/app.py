@@ -60,6 +60,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from asyncclient.emulator.__main__ import main as emulator_main
 
         return emulator_main(args[1:])
+    if args[:2] == ["batch", "status"]:  # (a rows file named "status": ./status)
+        from asyncclient.cli.batch_status import main as status_main
+
+        return status_main(args[2:])
     parser = _parser()
     ns = parser.parse_args(args)
     if ns.command is None:

@@ -66,7 +66,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description=(
             "Generate one video per row: the 'title' column is the video's title, every "
             "other column a template variable. Progress is journaled: run the same command "
-            "again after an interruption and it resumes without paying twice."
+            "again after an interruption and it resumes without paying twice. "
+            "`asyncclient batch status JOURNAL` shows a batch's progress from any process."
         ),
     )
     add_batch_options(p)

@@ -147,8 +147,9 @@ class RedisJournal:
         import redis.asyncio as aioredis
 
         options = {"socket_connect_timeout": CONNECT_SECONDS, "socket_timeout": IO_SECONDS}
-        self._aredis: Any = aioredis.from_url(where.database, **options)
-        self._redis: Any = redis.Redis.from_url(where.database, **options)
+        clients: tuple[Any, Any] = (aioredis.from_url, redis.Redis.from_url)  # (see redis_from)
+        self._aredis: Any = clients[0](where.database, **options)
+        self._redis: Any = clients[1](where.database, **options)
         self._refused: tuple[type[BaseException], ...] = (redis.exceptions.ResponseError,)
         self._scan = self._aredis.register_script(SCAN_PAGE)
         lease_ms = max(1, int(lease_seconds * 1000))

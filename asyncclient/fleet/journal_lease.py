@@ -35,7 +35,12 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 
 from asyncclient._clock import Clock
 from asyncclient._states import JournalEvent
-from asyncclient.errors import JournalError, JournalLockedError, JournalWriteError
+from asyncclient.errors import (
+    JournalError,
+    JournalLockedError,
+    JournalWriteError,
+    ValidationError,
+)
 from asyncclient.fleet.faults import redis_errors
 
 __all__ = [
@@ -62,13 +67,14 @@ WAIT_MS = 2000
 """How long a record of money waits for the replicas (``WAIT``)."""
 
 # Take the lease when it is free. KEYS[1] the lease, KEYS[2] the fencing counter.
-# ARGV: the holder, the lease's milliseconds. Returns {1, value} when taken, else
+# ARGV: the holder, the lease's milliseconds. The value: "<holder> <fence> <milliseconds>"
+# (a reader tells the last beat from the time left). Returns {1, value} when taken, else
 # {0, the holder's value, its milliseconds left}.
 TAKE = """
 local value = redis.call('GET', KEYS[1])
 if value then return {0, value, redis.call('PTTL', KEYS[1])} end
 local fence = redis.call('INCR', KEYS[2])
-value = ARGV[1] .. ' ' .. fence
+value = ARGV[1] .. ' ' .. fence .. ' ' .. ARGV[2]
 redis.call('SET', KEYS[1], value, 'PX', ARGV[2])
 return {1, value, 0}
 """
@@ -147,7 +153,7 @@ def parse_url(url: str) -> JournalUrl:
     """Split ``redis://[:PASSWORD@]HOST:PORT/DB/NAME`` (or ``rediss://``).
 
     Raises:
-        ValueError: Not such a URL (the message names the expected form).
+        ValidationError: Not such a URL (the message names the expected form).
     """
     form = "redis://[:PASSWORD@]HOST:PORT/DB/NAME (or rediss://)"
     parts = urlsplit(url)
@@ -158,7 +164,7 @@ def parse_url(url: str) -> JournalUrl:
         or not db.isdigit()
         or not name
     ):
-        raise ValueError(f"a Redis journal is named {form}, not {_hidden(url)!r}")
+        raise ValidationError([f"journal: a Redis journal is named {form}, not {_hidden(url)!r}"])
     database = urlunsplit((parts.scheme, parts.netloc, f"/{db}", parts.query, ""))
     host = parts.hostname if ":" not in parts.hostname else f"[{parts.hostname}]"
     port = f":{parts.port}" if parts.port else ""

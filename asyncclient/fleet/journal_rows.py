@@ -63,6 +63,7 @@ def pack(state: RowState, earlier: list[str] | None = None) -> bytes:
         state.title,
         _stamp(state.service_at) if open_row else None,  # (a finished row's is not kept)
         earlier or None,
+        state.credits,
     ]
     while items[-1] is None or items[-1] == 0:
         items.pop()
@@ -80,7 +81,7 @@ def unpack(index: int, raw: bytes | str) -> tuple[RowState, list[str]]:
         code = items[0]
         if type(code) is not int or not 0 < code < len(EVENTS):
             raise ValueError(f"no event {code!r}")
-        items += [None] * (11 - len(items))
+        items += [None] * (12 - len(items))
         state = RowState(
             index,
             str(items[1] or ""),
@@ -93,6 +94,7 @@ def unpack(index: int, raw: bytes | str) -> tuple[RowState, list[str]]:
             bool(items[7]),
             items[8],
             _time(items[9]),
+            items[11] if type(items[11]) is int else None,
         )
         return state, list(items[10] or ())
     except (ValueError, TypeError, IndexError, KeyError) as exc:

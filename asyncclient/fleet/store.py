@@ -154,9 +154,8 @@ def redis_from(redis: Any) -> tuple[Any, bool]:
         ) from exc
     # A Redis that cannot be reached, or hangs, answers within seconds, not a TCP
     # timeout's minutes (the URL's own socket_connect_timeout and socket_timeout win).
-    client = aioredis.from_url(
-        redis, socket_connect_timeout=CONNECT_SECONDS, socket_timeout=IO_SECONDS
-    )
+    from_url: Any = aioredis.from_url  # typed from redis 6 on, not before (arq wants < 6)
+    client = from_url(redis, socket_connect_timeout=CONNECT_SECONDS, socket_timeout=IO_SECONDS)
     return client, True
 
 

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import functools
 import itertools
+import os
 from collections.abc import Iterable
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from asyncclient.client import AsyncClient
+from asyncclient.client import AsyncClient, batch_status
 from asyncclient.http.caller import ClientStats
 from asyncclient.sync._loop import LoopThread
 from asyncclient.sync.batch import SyncBatch
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
 
     from asyncclient.batch.rows import BatchOptions
     from asyncclient.batch.runner import Batch
+    from asyncclient.batch.status import BatchStatus
     from asyncclient.models.requests import CreationRequest
     from asyncclient.ratelimit import Limiter
 
@@ -123,6 +125,11 @@ class Client:
         batch``. ``on_progress`` is called from the client's loop thread."""
         made: Batch = self._loop.call(functools.partial(self._async.batch, requests, **options))
         return SyncBatch(made, self._loop)
+
+    def batch_status(self, journal: str | os.PathLike[str]) -> BatchStatus:
+        """What a batch's journal (a file, or ``redis://.../NAME``) says of its batch,
+        read while it runs or after (see :func:`asyncclient.batch_status`)."""
+        return self._loop.call(batch_status, journal)
 
     def request(
         self,

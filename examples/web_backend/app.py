@@ -87,7 +87,7 @@ class VideoBackend:
 
     def __init__(self, client: AsyncClient, store: aioredis.Redis) -> None:
         self.client = client
-        self.store = store
+        self.store: Any = store  # (redis 5 types its commands for both faces at once)
         self.notifications_handled = 0
         """Notifications whose callback ran to its end in this process."""
         client.webhooks.on_event(self.on_video)

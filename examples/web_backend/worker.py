@@ -15,6 +15,7 @@ import json
 import os
 import signal
 import sys
+from typing import Any
 
 import redis.asyncio as aioredis
 from aiohttp import web
@@ -40,7 +41,8 @@ async def serve(settings: Settings) -> None:
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     ssl_context = settings.server_context()
-    store = aioredis.from_url(settings.redis_url)
+    from_url: Any = aioredis.from_url  # typed from redis 6 on, not before (arq wants < 6)
+    store = from_url(settings.redis_url)
     try:
         # One Redis pool for the client (shared rate limit, deduplication) and the app.
         client = AsyncClient(
