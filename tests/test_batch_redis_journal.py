@@ -211,3 +211,49 @@ async def test_the_journal_lease_option_sets_the_redis_lease(aof_url: str) -> No
                 task.cancel()
                 with pytest.raises(asyncio.CancelledError):
                     await task
+
+
+@pytest.mark.parametrize("how", ["option", "environment"])
+async def test_the_command_line_batch_joins_the_fleet_on_redis(
+    redis_url: str, tmp_path: Path, how: str
+) -> None:
+    """``asyncclient batch --redis URL`` (or ``ASYNCCLIENT_REDIS_URL``) takes its tokens
+    from the fleet's shared bucket of the key, as the web workers on that key do: the
+    bucket named by the key's hash is in that Redis after the run; without either, not."""
+    import hashlib
+
+    import redis.asyncio as aioredis
+
+    db = {"option": 1, "environment": 2}[how]
+    url = f"{redis_url.rsplit('/', 1)[0]}/{db}"
+    write_rows(tmp_path / "rows.csv", 3)
+    async with Emulator(time_scale=600.0, seed=45) as emu:
+        key = emu.add_team(plan="premium", credits=10_000)
+        argv = [
+            "batch", "rows.csv", "--template", "tpl_welcome", "--spacing", "0",
+            "--base-url", emu.url, "--api-key", key,
+        ]  # fmt: skip
+        env = dict(clean_env())
+        if how == "option":
+            argv += ["--redis", url]
+        else:
+            env["ASYNCCLIENT_REDIS_URL"] = url
+        mover = asyncio.ensure_future(_advance(emu))
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "asyncclient", *argv,
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+                env={**env, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)},
+                cwd=tmp_path,
+            )  # fmt: skip
+            _, err = await asyncio.wait_for(proc.communicate(), 120)
+        finally:
+            mover.cancel()
+    assert proc.returncode == 0, err.decode()
+    digest = hashlib.sha256(key.encode()).hexdigest()[:16]
+    client = aioredis.from_url(url)
+    try:
+        names = [name.decode() for name in await client.keys("*")]
+    finally:
+        await client.aclose()
+    assert any(f"key-{digest}" in name for name in names), names

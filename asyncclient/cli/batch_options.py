@@ -43,6 +43,12 @@ def add_batch_options(p: argparse.ArgumentParser) -> None:
         help="seconds a Redis journal's lease lasts without a beat: a runner that died is "
         "replaced this long after its last beat (default: 15)",
     )
+    p.add_argument(
+        "--redis",
+        metavar="URL",
+        help="join the fleet on this Redis (default: $ASYNCCLIENT_REDIS_URL): one rate limit "
+        "and one poller shared with the web workers and other runs on the same key",
+    )
     p.add_argument("--out", metavar="RESULTS.jsonl", help="write one result per row")
     p.add_argument("--download", metavar="DIR", help="download completed videos here")
     p.add_argument("--budget", type=credits, metavar="CREDITS", help=_BUDGET)

@@ -151,7 +151,12 @@ async def run(args: argparse.Namespace, *, clock: Clock | None = None) -> int:
         error), 2 (configuration or input), 3 (timeout), or what the command returns.
     """
     try:
-        client = AsyncClient(api_key=args.api_key, base_url=args.base_url, clock=clock)
+        client = AsyncClient(
+            api_key=args.api_key,
+            base_url=args.base_url,
+            clock=clock,
+            redis=getattr(args, "redis", None),  # batch --redis; else $ASYNCCLIENT_REDIS_URL
+        )
     except ValueError as exc:
         # The library's words name its arguments; on the command line they are options.
         text = str(exc).replace("api_key is blank", "--api-key is blank")
