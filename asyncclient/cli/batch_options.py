@@ -24,31 +24,7 @@ def add_batch_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--spacing", type=seconds, default=1.0, metavar="S", help="seconds between two sends"
     )
-    p.add_argument(
-        "--journal",
-        metavar="FILE|URL",
-        help="a file (default: ROWS.journal.jsonl) or redis://[:PASSWORD@]HOST:PORT/DB/NAME: "
-        "a journal in Redis, which any process can resume",
-    )
-    p.add_argument(
-        "--accept-journal-loss",
-        action="store_true",
-        help="keep a Redis journal on a Redis that can lose acknowledged writes (no AOF "
-        "appendfsync always, no replica): a crash may lose a submission, paid twice",
-    )
-    p.add_argument(
-        "--journal-lease",
-        type=positive_seconds,
-        metavar="S",
-        help="seconds a Redis journal's lease lasts without a beat: a runner that died is "
-        "replaced this long after its last beat (default: 15)",
-    )
-    p.add_argument(
-        "--redis",
-        metavar="URL",
-        help="join the fleet on this Redis (default: $ASYNCCLIENT_REDIS_URL): one rate limit "
-        "and one poller shared with the web workers and other runs on the same key",
-    )
+    _add_journal_options(p)
     p.add_argument("--out", metavar="RESULTS.jsonl", help="write one result per row")
     p.add_argument("--download", metavar="DIR", help="download completed videos here")
     p.add_argument("--budget", type=credits, metavar="CREDITS", help=_BUDGET)
@@ -93,3 +69,32 @@ def add_batch_options(p: argparse.ArgumentParser) -> None:
         "--title-column", default="title", metavar="NAME", help="the column of the titles"
     )
     p.add_argument("--json", action="store_true", help="print one JSON document on stdout")
+
+
+def _add_journal_options(p: argparse.ArgumentParser) -> None:
+    """The options of where the batch keeps its journal, and of the fleet it joins."""
+    p.add_argument(
+        "--journal",
+        metavar="FILE|URL",
+        help="a file (default: ROWS.journal.jsonl) or redis://[:PASSWORD@]HOST:PORT/DB/NAME: "
+        "a journal in Redis, which any process can resume",
+    )
+    p.add_argument(
+        "--accept-journal-loss",
+        action="store_true",
+        help="keep a Redis journal on a Redis that can lose acknowledged writes (no AOF "
+        "appendfsync always, no replica): a crash may lose a submission, paid twice",
+    )
+    p.add_argument(
+        "--journal-lease",
+        type=positive_seconds,
+        metavar="S",
+        help="seconds a Redis journal's lease lasts without a beat: a runner that died is "
+        "replaced this long after its last beat (default: 15)",
+    )
+    p.add_argument(
+        "--redis",
+        metavar="URL",
+        help="join the fleet on this Redis (default: $ASYNCCLIENT_REDIS_URL): one rate limit "
+        "and one poller shared with the web workers and other runs on the same key",
+    )
