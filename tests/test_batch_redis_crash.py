@@ -30,7 +30,8 @@ from tests.test_cli_main import clean_env, write_rows
 REPO = Path(__file__).resolve().parent.parent
 CREATE = "/v1/project/create"
 HELD = "held by another run"
-FENCED = "another run took the journal's lease"
+FENCED = re.compile(r"could not record row \d+'s .*lease.*; the journal stops here")
+"""A record refused because this run's lease lapsed (another run took it, or may have)."""
 
 
 # -- the runs ------------------------------------------------------------------------------
@@ -304,17 +305,18 @@ async def test_two_runners_started_together_one_runs(aof_url: str, tmp_path: Pat
     strict=True,
     raises=AssertionError,
     reason="SDK bug: a runner paused between a row's durable `submit` record and its "
-    "request leaving sends that creation when woken, after another run took the lease "
-    "and, the settle window counted from the paused run's `submit`, sent the row again: "
-    "paid twice (see the report of the crash tests)",
+    "request leaving sends that creation when woken (nothing checks its lease before a "
+    "request leaves), after the run that took over, counting the settle window from the "
+    "paused run's `submit`, sent the row again: made and charged twice",
 )
 async def test_a_sigstopped_runner_woken_after_another_took_over_writes_nothing(
     aof_url: str, tmp_path: Path
 ) -> None:
     """A runner is SIGSTOPped mid-batch; once its lease lapsed another takes the journal
     over from another directory; the first, woken (SIGCONT) while the second runs, stops
-    (exit 1: its next record is refused as fenced) and sends no creation; nothing is
-    made twice and the second finishes every row."""
+    (exit 1: its next record is refused as fenced) and sends no row the second may have
+    sent (a request already leaving when it was paused is the second's to find): nothing
+    is made twice, and the second finishes every row."""
     n = 300
     journal = f"{aof_url}/paused"
     async with Emulator(time_scale=600.0, seed=53) as emu:
@@ -344,15 +346,10 @@ async def test_a_sigstopped_runner_woken_after_another_took_over_writes_nothing(
         finally:
             await service.stop()
     assert first_code == 1, first.err[-3000:]
-    assert FENCED in first.err, first.err[-3000:]
+    assert FENCED.search(first.err), first.err[-3000:]
     assert code == 0, second.err[-3000:]
     cut_off = re.search(r"(\d+) cut off while submitting", second.err)
     assert cut_off is not None and int(cut_off.group(1)) > 0, second.err[-3000:]  # caught
-    # Since the second started, the projects made are the second's (one a row it says
-    # it sent) and, were there any, those of the first's creations after it woke.
-    made = [r for r in service.creations(marks["second started"]) if r.project is not None]
-    woken = len(made) - second.document()["summary"]["submitted"]
-    assert woken == 0, f"the first's creations after it woke made {woken} projects"
     no_journal_on_disk(tmp_path)
     service.check_once_a_row(n, marks)
     service.check_rows(second.document(), n)
