@@ -474,3 +474,57 @@ async def test_a_killed_runner_is_replaced_once_its_lease_lapses(redis_url: str)
         assert again.counts()[E.SUBMIT] >= 3
     finally:
         await again.aclose()
+
+
+async def test_a_creation_leaves_only_while_the_lease_is_surely_held(aof_url: str) -> None:
+    """``ensure_held``, called right before a creation leaves: a lease renewed lately
+    passes at once; one not renewed for half a lease is asked of Redis (renewed, it
+    passes); one another run took is refused as fenced (the creation does not leave)."""
+    url = fresh(aof_url)
+    first = await _open(url, lease_seconds=0.4)
+    try:
+        first.ensure_held(0)  # just taken
+        assert first._beat is not None
+        first._beat.cancel()  # paused: no beat
+        await asyncio.sleep(0.25)  # past half the lease, within it
+        first.ensure_held(0)  # asked of Redis, still this run's: renewed
+        assert first.lease.sure_until > time.monotonic()
+        await asyncio.sleep(0.6)  # lapsed
+        second = await _open(url, lease_seconds=5.0)
+        try:
+            with pytest.raises(JournalFencedError, match="row 1's submission"):
+                first.ensure_held(1)
+            with pytest.raises(JournalFencedError):
+                first.ensure_held(2)  # and from then on
+        finally:
+            await second.aclose()
+    finally:
+        await first.aclose()
+
+
+async def test_rows_a_lapsed_run_was_sending_settle_from_its_lease_end(aof_url: str) -> None:
+    """A run that lapsed (paused or dead) may still send a row it recorded ``submit`` for
+    until its lease ended: the next run counts that row as sent no earlier than the
+    lease's end; a run that gave its lease up leaves the rows' times as they were."""
+    url = fresh(aof_url)
+    wall = Wall()
+    first = await _open(url, lease_seconds=0.3, now=wall)
+    await first.arecord(E.SUBMIT, 0, "fp0")
+    assert first._beat is not None
+    first._beat.cancel()
+    await asyncio.sleep(0.5)
+    wall.at = T0 + timedelta(hours=1)  # the next run's clock: an hour later
+    second = await _open(url, now=wall)
+    try:
+        assert second.lease.previous_end is not None and second.lease.previous_end < 5
+        sent_at = second.rows[0].sent_at
+        assert sent_at is not None and sent_at > T0 + timedelta(minutes=59)
+    finally:
+        await second.aclose()  # gives the lease up: nothing of it can leave any more
+    third = await _open(url, now=wall)
+    try:
+        assert third.lease.previous_end is None
+        assert third.rows[0].sent_at == T0  # as recorded
+    finally:
+        await third.aclose()
+    await first.aclose()

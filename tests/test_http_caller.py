@@ -697,3 +697,34 @@ async def test_a_limit_above_the_bound_is_adopted_as_the_bound_not_ignored() -> 
     )
     await caller.call("GET", "/v1/video/v1")
     assert bucket.rate.per_minute == MAX_LIMIT
+
+
+# -- the send guard: asked right before each attempt of a creation leaves -------------------
+
+
+async def test_the_send_guard_stops_a_creation_before_any_byte_leaves() -> None:
+    """``SEND_GUARD`` (a batch on a Redis journal: is the lease still ours?) is asked
+    after the token is taken, before each attempt of a creation: raising sends nothing;
+    a retry after a 429 asks again; a read is never asked."""
+    from asyncclient.http.caller import SEND_GUARD
+
+    class Lost(Exception):
+        pass
+
+    asked: list[int] = []
+
+    def guard() -> None:
+        asked.append(1)
+        if len(asked) > 1:
+            raise Lost("the lease is another run's")
+
+    caller, sender, _, _ = rig(answer(429, Retry_After="1"), answer(200, {"videos": []}))
+    token = SEND_GUARD.set(guard)
+    try:
+        with pytest.raises(Lost):
+            await caller.call("POST", CREATE, json={"script": "Hello"}, creation=creation())
+        assert len(asked) == 2 and len(sender.requests) == 1  # the retry never left
+        await caller.call("GET", "/v1/video/list")
+        assert len(asked) == 2 and len(sender.requests) == 2  # a read is not asked
+    finally:
+        SEND_GUARD.reset(token)

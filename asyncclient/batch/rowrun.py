@@ -13,6 +13,7 @@ finished is not sent (:mod:`~asyncclient.batch.earlier` tells it); a batch alway
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import Iterator
 from typing import Any
@@ -46,6 +47,7 @@ from asyncclient.errors import (
     JobTimeoutError,
     VideoFailedError,
 )
+from asyncclient.http.caller import SEND_GUARD
 from asyncclient.http.gate import Gate
 from asyncclient.http.reach import Reach
 from asyncclient.models.videos import SentCreation
@@ -288,6 +290,10 @@ class RowRunner:
         assert item.prepared is not None
         book = self._book
         held = True
+        # A journal held by a lease (Redis) is asked again right before each creation
+        # leaves: a run paused past its lease, which another run took, sends nothing.
+        ensure_held = getattr(self._journal, "ensure_held", None)
+        guard = SEND_GUARD.set(functools.partial(ensure_held, item.index) if ensure_held else None)
         try:
             sendings = 0
             unsent = 0
@@ -332,6 +338,7 @@ class RowRunner:
         except APIError as exc:  # a refusal: the service made nothing
             error = str(exc)
         finally:
+            SEND_GUARD.reset(guard)
             book.passed(item.index)
             if held:
                 self._sem.release()

@@ -8,41 +8,27 @@ It keeps the file journal's promises (:mod:`asyncclient.batch.journal`):
   the version and the key's :func:`~asyncclient.batch.journal_lock.key_id` (a hash,
   never the key): a journal of another key is refused
   (:class:`~asyncclient.errors.JournalKeyError`), of another batch too (``ValueError``).
-- **Events by the journal's state table** (:data:`asyncclient._states.JOURNAL`): a
-  record that may not follow the row's last one is a bug, refused before anything is
-  written.
-- **Durable before paid.** ``submit``, ``accepted`` and ``rejected`` return only once
-  the write is durable, as the Redis at hand allows it (an AOF synced on every write,
-  or ``WAIT`` for its replicas; :func:`~asyncclient.fleet.journal_lease.durability`);
-  a Redis that can lose acknowledged writes is refused at open
-  (:class:`~asyncclient.fleet.journal_lease.JournalDurabilityError`) unless the caller
-  passed ``accept_journal_loss=True``. ``done`` records are not waited for.
+- **Events by the journal's state table** (:data:`asyncclient._states.JOURNAL`).
+- **Durable before paid.** ``submit``, ``accepted`` and ``rejected`` return once durable
+  (:func:`~asyncclient.fleet.journal_lease.durability`); ``done`` is not waited for.
 - **One runner at a time, fenced.** Opening takes ``<prefix>:lease`` (refused with
-  :class:`~asyncclient.errors.JournalLockedError` naming the holder while it lives); a
-  beat renews it every third of its time (:data:`LEASE_SECONDS`), and so does every
-  write. A runner that died is replaced once its lease lapses. Every write is a Lua
-  script that checks the lease's value (with its fencing number) first: a runner that
-  lost the lease cannot write a single record
-  (:class:`~asyncclient.fleet.journal_lease.JournalFencedError`, a
-  :class:`~asyncclient.errors.JournalWriteError`, so its row is not sent).
+  :class:`~asyncclient.errors.JournalLockedError` while its holder lives); a beat and
+  every write renew it (:data:`LEASE_SECONDS`); a dead runner is replaced once it
+  lapses. A run that lost it writes no record (each write is a Lua script checking the
+  lease's value and fence first:
+  :class:`~asyncclient.fleet.journal_lease.JournalFencedError`) and sends no creation
+  (:meth:`RedisJournal.ensure_held`); rows it was sending settle from its lease's end.
 - **A write that fails stops the journal.** A Redis error while writing becomes
   :class:`~asyncclient.errors.JournalWriteError`, and every later record is refused (a
   row whose ``submit`` may not be recorded is never sent); elsewhere Redis errors
   become :class:`~asyncclient.errors.FleetError`, never an error of ``redis``.
 
-The rows: ``<prefix>:rows``, a hash of row number to the row's state as a short JSON
-array (:func:`pack`): its last event's code, fingerprint, sending time (microseconds
-since the epoch), project, video, status, error, whether the service refused it, title,
-the service's clock (open rows only) and, in the rare row whose project changed, the
-projects it named before. One field a row, overwritten by each record, so Redis holds
-one state a row (about 205 bytes a finished row, measured by the tests), not its history.
-Opening reads the hash in bulk (``HSCAN``); from then on the client answers
-``event_of``, ``counts``, ``owns`` and ``open_rows`` from memory: a byte a row (its last
-event), a 64-bit digest a project, open rows whole. A finished row's state is read back
-from Redis when asked for (``journal.rows[i]``), a block of rows at a time.
-
-The keys, under ``asyncclient:journal:<NAME>:``: ``head``, ``rows``, ``lease``,
-``fence``.
+The rows: ``<prefix>:rows``, a hash of row number to the row's last state as a short
+JSON array (:func:`pack`), about 205 bytes a finished row. Opening reads it in bulk
+(``HSCAN``); then ``event_of``, ``counts``, ``owns`` and ``open_rows`` are answered from
+memory (a byte a row, a digest a project, open rows whole); a finished row's state is
+read back when asked for (``journal.rows[i]``), a block at a time. The keys, under
+``asyncclient:journal:<NAME>:``: ``head``, ``rows``, ``lease``, ``fence``, ``held``.
 """
 
 from __future__ import annotations
@@ -51,7 +37,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Iterator, Mapping
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from attrs import define, evolve
@@ -62,7 +48,6 @@ from asyncclient.batch.digests import digest_of
 from asyncclient.batch.journal_table import MAX_ROWS, RowState, fold
 from asyncclient.errors import FleetError, JournalKeyError, JournalWriteError
 from asyncclient.fleet.faults import redis_errors
-from asyncclient.fleet.journal_lease import SCAN as SCAN_PAGE
 from asyncclient.fleet.journal_lease import (
     Durability,
     JournalDurabilityError,
@@ -72,6 +57,7 @@ from asyncclient.fleet.journal_lease import (
     is_journal_url,
     parse_url,
 )
+from asyncclient.fleet.journal_rows import SCAN as SCAN_PAGE
 from asyncclient.fleet.journal_rows import RowsView, RowTable, pack, unpack
 from asyncclient.fleet.store import CONNECT_SECONDS, IO_SECONDS
 
@@ -198,6 +184,7 @@ class RedisJournal:
                 path=self.url,
             )
         await self._load()
+        self._after_lapse()
         if not head or (self.key and self.recorded_key is None):
             fields: dict[str, str] = {"batch": self.batch_id, "version": str(VERSION)}
             if self.key:
@@ -205,6 +192,14 @@ class RedisJournal:
             await self.lease.awrite("head", fields, "batch", None, durable=True)
             self.recorded_key = self.key or self.recorded_key
         self._beat = asyncio.get_running_loop().create_task(self.lease.beating())
+
+    def _after_lapse(self) -> None:
+        """Rows the last run was sending when its lease lapsed (it may have been paused
+        after its last check of the lease, not dead) settle from that lease's end."""
+        if (ended := self.lease.previous_end) is not None:
+            moved = self.table.sent_no_earlier(self.now() - timedelta(seconds=ended))
+            if moved:
+                logger.warning("%s: %d rows settle from the last run's lease end", self.url, moved)
 
     async def _load(self) -> None:
         """Read every row's state in bulk, a page at a time."""
@@ -264,6 +259,11 @@ class RedisJournal:
         return raw
 
     # -- records ---------------------------------------------------------------------------
+
+    def ensure_held(self, row: int) -> None:
+        """Raise :class:`JournalFencedError` unless this run surely holds the journal now:
+        called right before each creation of ``row`` leaves (see ``Lease.ensure_held``)."""
+        self.lease.ensure_held(row)
 
     def record(self, event: JournalEvent, index: int, fingerprint: str, **data: Any) -> RowState:
         """Record an event of a row (the events of money durable before it returns):

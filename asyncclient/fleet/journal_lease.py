@@ -1,26 +1,17 @@
 """What a Redis journal (:mod:`asyncclient.fleet.journal`) asks of its Redis: where it
-is (the journal's URL), what it promises of an acknowledged write, and the lease of one
-runner with its fencing number.
+is (:func:`parse_url`: ``redis://[:PASSWORD@]HOST:PORT/DB/NAME``, NAME the batch), what
+it promises of an acknowledged write, and the lease of one runner.
 
-A journal's URL is ``redis://[:PASSWORD@]HOST:PORT/DB/NAME`` (or ``rediss://``), NAME
-naming the batch; :func:`parse_url` splits it into the URL of the database and NAME.
+Durability (:func:`durability`): a ``submit`` record must survive a crash of Redis before
+its request leaves: ``fsync`` (AOF ``appendfsync always``: on disk when acknowledged),
+``replicas`` (``WAIT`` for every replica connected at open after each record of money),
+or, only with ``accept_journal_loss=True``, ``accepted-loss``; else
+:class:`JournalDurabilityError`. A Redis refusing ``CONFIG`` is asked of its replicas.
 
-Durability (:func:`durability`): a ``submit`` record must survive a crash of Redis
-before its request leaves. Redis acknowledges a write once it is in memory; it is on
-disk at that moment only with ``appendonly yes`` and ``appendfsync always``. Otherwise
-a write survives a crash of the primary only on its replicas: ``WAIT`` after the write
-returns once the replicas have it. So a journal opens in one of three ways: ``fsync``
-(an AOF synced on every write: durable on ack), ``replicas`` (``WAIT`` for every replica
-connected at open after each record of money), or, only when the caller said so with
-``accept_journal_loss=True``, ``accepted-loss``. A Redis that refuses ``CONFIG`` (a
-managed one) is asked about its replicas only. Any other is refused with
-:class:`JournalDurabilityError`.
-
-The lease: ``<prefix>:lease`` holds ``<holder> <fence>`` with a time to live,
-``<prefix>:fence`` the fencing number Redis increments at each take. Every write is a
-Lua script that first checks the lease still holds this runner's value, renews it and
-only then writes (:data:`WRITE`): a runner paused past its lease, which another runner
-took meanwhile, cannot write a single record.
+The lease: ``<prefix>:lease`` holds ``<holder> <fence> <milliseconds>`` with a time to
+live, ``<prefix>:fence`` the fencing number. Every write is a Lua script that checks the
+lease is still this run's, renews it, then writes (:data:`WRITE`): a run paused past its
+lease cannot write a record, and (:meth:`Lease.ensure_held`) sends no creation.
 """
 
 from __future__ import annotations
@@ -46,7 +37,6 @@ from asyncclient.fleet.faults import redis_errors
 __all__ = [
     "RELEASE",
     "RENEW",
-    "SCAN",
     "TAKE",
     "WRITE",
     "Durability",
@@ -66,7 +56,11 @@ logger = logging.getLogger("asyncclient")
 WAIT_MS = 2000
 """How long a record of money waits for the replicas (``WAIT``)."""
 
-# Take the lease when it is free. KEYS[1] the lease, KEYS[2] the fencing counter.
+HELD_MS = 86_400_000  # ``<prefix>:held``'s life, set anew by each take, beat and write:
+# its time left tells the next holder when the last one's lease ended (Redis's clock).
+
+# Take the lease when it is free. KEYS[1] the lease, KEYS[2] the fencing counter, KEYS[3]
+# held (its milliseconds left returned fourth, -2 when none).
 # ARGV: the holder, the lease's milliseconds. The value: "<holder> <fence> <milliseconds>"
 # (a reader tells the last beat from the time left). Returns {1, value} when taken, else
 # {0, the holder's value, its milliseconds left}.
@@ -74,40 +68,35 @@ TAKE = """
 local value = redis.call('GET', KEYS[1])
 if value then return {0, value, redis.call('PTTL', KEYS[1])} end
 local fence = redis.call('INCR', KEYS[2])
+local held = redis.call('PTTL', KEYS[3])
 value = ARGV[1] .. ' ' .. fence .. ' ' .. ARGV[2]
 redis.call('SET', KEYS[1], value, 'PX', ARGV[2])
-return {1, value, 0}
+redis.call('SET', KEYS[3], '1', 'PX', 86400000)
+return {1, value, 0, held}
 """
 
-# Keep the lease. KEYS[1] the lease; ARGV: the value held, the milliseconds. 1 or 0.
+# Keep the lease. KEYS[1] the lease, KEYS[2] held; ARGV: the value held, its ms. 1 or 0.
 RENEW = """
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
+redis.call('SET', KEYS[2], '1', 'PX', 86400000)
 return 1
 """
 
-# Let the lease go, if still ours. KEYS[1] the lease; ARGV[1] the value held.
+# Let the lease go, if still ours (nothing more is sent: held goes too). KEYS[1] the
+# lease, KEYS[2] held; ARGV[1] the value held.
 RELEASE = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1], KEYS[2]) end
 return 0
 """
 
-# A page of a hash, in one string (a reply of one element reads much faster than one
-# of thousands). KEYS[1] the hash; ARGV: the cursor, the count. Returns {the next
-# cursor, "field<TAB>value" lines joined by newlines} (a record, JSON, has neither raw).
-SCAN = r"""
-local page = redis.call('HSCAN', KEYS[1], ARGV[1], 'COUNT', ARGV[2])
-local found, lines = page[2], {}
-for i = 1, #found, 2 do lines[#lines + 1] = found[i] .. '\t' .. found[i + 1] end
-return {page[1], table.concat(lines, '\n')}
-"""
-
-# A fenced write. KEYS[1] the lease, KEYS[2] a hash. ARGV: the lease value held, the
+# A fenced write. KEYS[1] the lease, KEYS[2] a hash, KEYS[3] held. ARGV: the lease value held, the
 # lease's milliseconds, then field, value pairs for the hash. Returns 0 (nothing
 # written) when the lease is not ours any more, else 1 (written, the lease renewed).
 WRITE = """
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
+redis.call('SET', KEYS[3], '1', 'PX', 86400000)
 redis.call('HSET', KEYS[2], unpack(ARGV, 3))
 return 1
 """
@@ -280,9 +269,15 @@ class Lease:
         self.fenced = False
         """Whether records are refused because another run took the lease."""
         self.durability = Durability("accepted-loss", 0, "")
+        self.sure_until = 0.0
+        self.previous_end: float | None = None
+        """Seconds since the lease of the run before this one ended, when it ended without
+        giving the lease up (it died, or was paused past it); None otherwise."""
+        """Until when (monotonic) this run surely holds the lease: half a lease after the
+        start of its last confirmed renewal (a take, a beat or a write)."""
         self._aredis, self._redis = aredis, redis
         self._ascripts = {s: aredis.register_script(s) for s in (TAKE, RENEW, WRITE)}
-        self._scripts = {s: redis.register_script(s) for s in (RELEASE, WRITE)}
+        self._scripts = {s: redis.register_script(s) for s in (RELEASE, RENEW, WRITE)}
 
     def key(self, part: str) -> str:
         """A Redis key of the journal."""
@@ -290,7 +285,8 @@ class Lease:
 
     async def take(self) -> None:
         """Take the lease, or raise :class:`JournalLockedError` naming its live holder."""
-        keys = [self.key("lease"), self.key("fence")]
+        keys = [self.key("lease"), self.key("fence"), self.key("held")]
+        started = self.clock.monotonic()
         answer = await self._ascripts[TAKE](keys=keys, args=[holder_id(), self.lease_ms])
         taken, value, left = int(answer[0]), _text(answer[1]), int(answer[2])
         if not taken:
@@ -303,6 +299,9 @@ class Lease:
                 host=host,
             )
         self.holding = value
+        self._renewed(started)
+        if int(answer[3]) > 0:  # the last holder renewed this long ago, its lease ended after
+            self.previous_end = max(HELD_MS - int(answer[3]) - self.lease_ms, 0) / 1000
 
     async def beating(self) -> None:
         """Renew the lease every third of its time, until it is lost or given up."""
@@ -312,8 +311,9 @@ class Lease:
             if value is None:
                 return
             try:
+                started = self.clock.monotonic()
                 kept = await self._ascripts[RENEW](
-                    keys=[self.key("lease")], args=[value, self.lease_ms]
+                    keys=[self.key("lease"), self.key("held")], args=[value, self.lease_ms]
                 )
             except redis_errors() as exc:  # the next write says so, or the next beat
                 logger.warning("%s: could not renew the journal's lease: %r", self.shown, exc)
@@ -321,6 +321,28 @@ class Lease:
             if int(kept) != 1:
                 self.lost()
                 return
+            self._renewed(started)
+
+    def _renewed(self, started: float) -> None:
+        self.sure_until = max(self.sure_until, started + self.lease_ms / 2000)
+
+    def ensure_held(self, row: int | None) -> None:
+        """Return only while this run surely holds the lease (a creation may leave now):
+        known from a renewal under half a lease ago, else asked of Redis (blocking).
+
+        Raises:
+            JournalFencedError: Another run took it: the creation must not leave.
+            JournalWriteError: Redis could not say.
+        """
+        self._held(JournalEvent.SUBMIT, row)
+        if self.clock.monotonic() < self.sure_until:
+            return
+        started, args = self.clock.monotonic(), [self.holding, self.lease_ms]
+        try:
+            kept = self._scripts[RENEW](keys=[self.key("lease"), self.key("held")], args=args)
+        except redis_errors() as exc:
+            raise self.error(JournalEvent.SUBMIT, row, f"lease unconfirmed: {exc!r}") from exc
+        self._written(kept, JournalEvent.SUBMIT, row, started)
 
     def lost(self) -> None:
         """Another run took the lease: every later record is refused."""
@@ -335,7 +357,7 @@ class Lease:
         holding, self.holding = self.holding, None
         if holding is not None:
             try:
-                self._scripts[RELEASE](keys=[self.key("lease")], args=[holding])
+                self._scripts[RELEASE](keys=[self.key("lease"), self.key("held")], args=[holding])
             except redis_errors() as exc:
                 logger.warning("%s: could not give the lease up: %r", self.shown, exc)
 
@@ -378,9 +400,10 @@ class Lease:
         """
         self._held(event, row)
         try:
-            keys = [self.key("lease"), self.key(part)]
+            keys = [self.key("lease"), self.key(part), self.key("held")]
+            started = self.clock.monotonic()
             answer = await self._ascripts[WRITE](keys=keys, args=self._args(fields))
-            self._written(answer, event, row)
+            self._written(answer, event, row, started)
             if durable and self.durability.replicas:
                 self._acked(await self._aredis.wait(self.durability.replicas, WAIT_MS), event, row)
         except redis_errors() as exc:
@@ -393,8 +416,10 @@ class Lease:
         """:meth:`awrite`, blocking."""
         self._held(event, row)
         try:
-            keys = [self.key("lease"), self.key(part)]
-            self._written(self._scripts[WRITE](keys=keys, args=self._args(fields)), event, row)
+            keys = [self.key("lease"), self.key(part), self.key("held")]
+            started = self.clock.monotonic()
+            answer = self._scripts[WRITE](keys=keys, args=self._args(fields))
+            self._written(answer, event, row, started)
             if durable and self.durability.replicas:
                 self._acked(self._redis.wait(self.durability.replicas, WAIT_MS), event, row)
         except redis_errors() as exc:
@@ -412,10 +437,11 @@ class Lease:
             args += [name, value]
         return args
 
-    def _written(self, answer: Any, event: str, row: int | None) -> None:
+    def _written(self, answer: Any, event: str, row: int | None, started: float) -> None:
         if int(answer) != 1:
             self.lost()
             raise self.error(event, row, "another run took the journal's lease", fenced=True)
+        self._renewed(started)
 
     def _acked(self, acked: Any, event: str, row: int | None) -> None:
         if int(acked) < self.durability.replicas:

@@ -22,7 +22,25 @@ from asyncclient._states import JournalEvent
 from asyncclient.batch.digests import DigestSet
 from asyncclient.batch.journal_table import EVENTS, MAX_ROWS, RowState
 
-__all__ = ["ACCEPTED", "CODES", "RowTable", "RowsView", "pack", "unpack"]
+__all__ = [
+    "ACCEPTED",
+    "CODES",
+    "SCAN",
+    "RowTable",
+    "RowsView",
+    "pack",
+    "unpack",
+]
+
+# A page of a hash, in one string (a reply of one element reads much faster than one
+# of thousands). KEYS[1] the hash; ARGV: the cursor, the count. Returns {the next
+# cursor, "field<TAB>value" lines joined by newlines} (a record, JSON, has neither raw).
+SCAN = r"""
+local page = redis.call('HSCAN', KEYS[1], ARGV[1], 'COUNT', ARGV[2])
+local found, lines = page[2], {}
+for i = 1, #found, 2 do lines[#lines + 1] = found[i] .. '\t' .. found[i + 1] end
+return {page[1], table.concat(lines, '\n')}
+"""
 
 CODES = {event: code for code, event in enumerate(EVENTS) if code}
 """Each event's code in a record (and in a journal's ``codes``)."""
@@ -169,6 +187,15 @@ class RowTable:
             self.projects.add(state.project_id)
         if earlier:
             self.earlier[index] = earlier
+
+    def sent_no_earlier(self, since: datetime) -> int:
+        """Make every open row whose last event is ``submit`` count as sent no earlier
+        than ``since`` (its settle window starts then); how many there are."""
+        sending = [state for state in self.open.values() if state.event is JournalEvent.SUBMIT]
+        for state in sending:
+            if state.sent_at is None or state.sent_at < since:
+                state.sent_at = since
+        return len(sending)
 
     def read_page(self, page: bytes, where: str) -> None:
         """Apply a page of records read at open (``row<TAB>record`` lines); a finished

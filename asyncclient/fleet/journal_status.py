@@ -17,7 +17,8 @@ from asyncclient.batch.journal_table import EVENTS
 from asyncclient.batch.status import BatchStatus, Tally
 from asyncclient.errors import FleetError
 from asyncclient.fleet.faults import redis_errors
-from asyncclient.fleet.journal_lease import SCAN, parse_holder, parse_url
+from asyncclient.fleet.journal_lease import parse_holder, parse_url
+from asyncclient.fleet.journal_rows import SCAN
 from asyncclient.fleet.store import redis_from
 
 __all__ = ["read_redis_status"]

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Mapping
+from contextvars import ContextVar
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -54,6 +55,12 @@ _debug = functools.partial(logger.isEnabledFor, logging.DEBUG)
 
 
 _REQUEST_ID_HEADERS = ("X-Request-Id", "Request-Id", "X-Correlation-Id")
+
+SEND_GUARD: ContextVar[Callable[[], None] | None] = ContextVar("send_guard", default=None)
+"""Called right before each attempt of a creation leaves (its token taken), in the task
+that sends it: raising stops it with nothing sent. A batch on a Redis journal sets it to
+make sure its run still holds the journal's lease (a run paused past it, whose lease
+another run took, must not send)."""
 """Where a service's request id may come (spec: not shown), first found first."""
 
 
@@ -194,6 +201,8 @@ class Caller:
             else:
                 with self.gate.foreground():  # polling waits while a creation does
                     waited = await self.limiter.acquire()
+            if creation is not None and (guard := SEND_GUARD.get()) is not None:
+                guard()  # raises: not a byte left
             if span is not None:
                 span.set_attribute("asyncclient.attempts", attempt)
                 span.add_event("attempt", {"limiter_wait_ms": waited * 1000})
