@@ -301,14 +301,6 @@ async def test_two_runners_started_together_one_runs(aof_url: str, tmp_path: Pat
 # -- 3. a paused runner --------------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="SDK bug: a runner paused between a row's durable `submit` record and its "
-    "request leaving sends that creation when woken (nothing checks its lease before a "
-    "request leaves), after the run that took over, counting the settle window from the "
-    "paused run's `submit`, sent the row again: made and charged twice",
-)
 async def test_a_sigstopped_runner_woken_after_another_took_over_writes_nothing(
     aof_url: str, tmp_path: Path
 ) -> None:
@@ -441,12 +433,6 @@ async def test_a_redis_without_aof_is_refused_exit_2_unless_the_risk_is_accepted
     service.check_rows(ran.document(), n)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="SDK: the command line's refusal names the library's accept_journal_loss=True, "
-    "not the option --accept-journal-loss (see the report of the crash tests)",
-)
 async def test_the_refusal_of_a_redis_without_aof_names_the_command_line_option(
     redis_url: str, tmp_path: Path
 ) -> None:
