@@ -159,7 +159,6 @@ async def batch_command(args: argparse.Namespace, client: AsyncClient) -> int:
         out.close()  # row; a journal that cannot be read
         if isinstance(exc, OSError) and opened.read:
             raise
-        # The library's words name its arguments; on the command line they are options.
         error(str(exc).replace("accept_journal_loss=True", "--accept-journal-loss"))
         return EXIT_USAGE
     display.close()
