@@ -376,7 +376,15 @@ async def test_the_clients_clock_reaches_the_bucket_the_store_and_the_fleets_wai
                 break
             await asyncio.sleep(0.01)
         lease = poller(client).lease
-        assert lease / 4 in clock.sleeps[before:] or any(
-            0 < s <= lease / 4 + 0.01 for s in clock.sleeps[before:]
-        )
+
+        def beat_slept() -> bool:
+            return lease / 4 in clock.sleeps[before:] or any(
+                0 < s <= lease / 4 + 0.01 for s in clock.sleeps[before:]
+            )
+
+        for _ in range(200):  # the leader's beat sleeps once it runs (a loaded machine)
+            if beat_slept():
+                break
+            await asyncio.sleep(0.01)
+        assert beat_slept()
         waiting.cancel()
