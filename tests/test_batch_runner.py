@@ -289,7 +289,9 @@ async def test_an_interrupted_batch_resumes_without_duplicates(
 ) -> None:
     journal = tmp_path / "batch.jsonl"
     key = emu.add_team(plan="premium", credits=100_000)
-    slow = connect(emu, key, clock=FastForward(pause=0.02))  # each wait takes 20 ms here
+    # Each wait takes 20 ms here, and moves the service's clock as far as ours: a clock of
+    # ours that ran ahead of the service's would record a "service time" not yet reached.
+    slow = connect(emu, key, clock=FastForward(pause=0.02, on_sleep=emu.advance))
     first = slow.templates.generate_many(
         "tpl_welcome", rows(8), spacing=1.0, journal=journal, wait_timeout=None
     )  # (waits would time out at once: every sleep of this clock fast-forwards it)
