@@ -273,6 +273,50 @@ async def test_a_holder_whose_beat_finds_the_lease_taken_is_refused_as_fenced(
         await second.aclose()
 
 
+async def test_a_rows_end_is_not_waited_for_and_closing_writes_it(aof_url: str) -> None:
+    # A row's end moves no money: the row goes on without a round trip to Redis (the
+    # batch's pace), and the journal still has it once closed.
+    url = fresh(aof_url)
+    journal = await _open(url)
+    client = aioredis.from_url(aof_url)
+    project, video = "p" * 24, "v" * 24
+    try:
+        await journal.arecord(E.SUBMIT, 0, "fp0")
+        await journal.arecord(E.ACCEPTED, 0, "fp0", project=project, video=video)
+        journal.record(E.DONE, 0, "fp0", status="completed", title="Row 0")
+        assert journal.event_of(0) is E.ACCEPTED  # not in Redis yet: not waited for
+        journal.close()  # before the group writer ever ran
+        state, _ = unpack(0, await client.hget(journal.key_of("rows"), "0"))
+        assert state.event is E.DONE and state.title == "Row 0"
+        assert state.project_id == project
+    finally:
+        await client.aclose()
+
+
+async def test_a_rows_end_that_cannot_be_written_stops_the_journal(aof_url: str) -> None:
+    url = fresh(aof_url)
+    first = await _open(url, lease_seconds=5.0)
+    client = aioredis.from_url(aof_url)
+    try:
+        await first.arecord(E.SUBMIT, 0, "fp0")
+        await first.arecord(E.ACCEPTED, 0, "fp0", project="p" * 24, video="v" * 24)
+        await client.delete(first.key_of("lease"))  # another run takes the journal over
+        second = await _open(url, lease_seconds=5.0)
+        first.record(E.DONE, 0, "fp0", status="completed", title="Row 0")  # not waited for
+        for _ in range(100):  # its group write is refused, fenced ...
+            if first.holding is None:
+                break
+            await asyncio.sleep(0.01)
+        with pytest.raises(JournalFencedError):  # ... and no record of money follows it
+            await first.arecord(E.SUBMIT, 1, "fp1")
+        state, _ = unpack(0, await client.hget(first.key_of("rows"), "0"))
+        assert state.event is E.ACCEPTED  # the end the fenced run saw was not written
+        await second.aclose()
+    finally:
+        first.close()
+        await client.aclose()
+
+
 async def test_a_submit_survives_redis_killed_right_after_it_was_acknowledged() -> None:
     from tests.redis_server import RedisUnavailable, free_port, require_redis, start_redis
 
@@ -328,6 +372,7 @@ async def test_a_finished_row_costs_redis_under_300_bytes(redis_url: str) -> Non
     try:
         for start in range(0, rows, 500):
             await asyncio.gather(*(run(i) for i in range(start, start + 500)))
+        journal.writer.write_now()  # the last rows' ends, not waited for
         used = await journal._aredis.memory_usage(journal.key_of("rows"), samples=0)
     finally:
         await journal.aclose()

@@ -40,14 +40,15 @@ from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from attrs import define, evolve
+from attrs import evolve
 
 from asyncclient._clock import SYSTEM_CLOCK, Clock
 from asyncclient._states import JOURNAL, JournalEvent
 from asyncclient.batch.digests import digest_of
 from asyncclient.batch.journal_table import MAX_ROWS, RowState, fold
-from asyncclient.errors import FleetError, JournalKeyError, JournalWriteError
+from asyncclient.errors import FleetError, JournalKeyError
 from asyncclient.fleet.faults import redis_errors
+from asyncclient.fleet.journal_group import GroupWriter, Queued, running_loop
 from asyncclient.fleet.journal_lease import (
     Durability,
     JournalDurabilityError,
@@ -83,13 +84,10 @@ LEASE_SECONDS = 15.0
 replaced this long after its last one."""
 BLOCK = 512
 """Finished rows read back from Redis at once."""
-GROUP = 1000
-"""Records written together at most (one script, one ``WAIT``)."""
 SCAN = 10_000
 """Rows read at once when opening."""
 
 _SYNCED = frozenset({JournalEvent.SUBMIT, JournalEvent.ACCEPTED, JournalEvent.REJECTED})
-_MONEY = frozenset(event.value for event in _SYNCED)
 _TASKS: set[asyncio.Task[Any]] = set()  # closing clients, kept until done
 
 
@@ -127,8 +125,6 @@ class RedisJournal:
         """Every row's last event, open rows whole, the projects' digests."""
         self._block: tuple[int, list[Any]] = (-1, [])  # finished rows read back
         self._beat: asyncio.Task[None] | None = None
-        self._queue: list[_Queued] = []  # records waiting for the next group
-        self._flusher: asyncio.Task[None] | None = None
         import redis
         import redis.asyncio as aioredis
 
@@ -141,6 +137,8 @@ class RedisJournal:
         lease_ms = max(1, int(lease_seconds * 1000))
         self.lease = Lease(self._aredis, self._redis, self.prefix, self.url, lease_ms, clock)
         """This run's lease, and the fenced writes made under it."""
+        self.writer = GroupWriter(self.lease, self.url, self._apply)
+        """Writes the records of a running batch a group at a time."""
 
     @property
     def holding(self) -> str | None:
@@ -267,7 +265,11 @@ class RedisJournal:
 
     def record(self, event: JournalEvent, index: int, fingerprint: str, **data: Any) -> RowState:
         """Record an event of a row (the events of money durable before it returns):
-        one blocking round trip to Redis.
+        one blocking round trip to Redis. A ``done`` record written while a loop runs
+        (a row's end, which moves no money) joins the next group write instead and is
+        not waited for, as the file journal's ``done`` is flushed, not synced; closing
+        writes what is still queued, and a failure to write it stops the journal as any
+        other.
 
         Raises:
             ValueError: The event may not follow the row's last one, or ``index`` is no
@@ -277,6 +279,9 @@ class RedisJournal:
                 later record is refused too.
         """
         state, fields, earlier = self._prepare(event, index, fingerprint, data)
+        if event not in _SYNCED and running_loop() is not None:
+            self.writer.add(Queued(str(event.value), index, state, earlier, fields), wait=False)
+            return state
         self.lease.write("rows", fields, str(event.value), index, durable=event in _SYNCED)
         return self._apply(index, state, earlier)
 
@@ -287,43 +292,8 @@ class RedisJournal:
         that rows write meanwhile go to Redis together, in one fenced script (and one
         ``WAIT``), the group commit of the file journal."""
         state, fields, earlier = self._prepare(event, index, fingerprint, data)
-        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._queue.append(_Queued(str(event.value), index, state, earlier, fields, future))
-        if self._flusher is None or self._flusher.done():
-            self._flusher = asyncio.get_running_loop().create_task(self._flush())
-        await future
+        await self.writer.add(Queued(str(event.value), index, state, earlier, fields))
         return state
-
-    async def _flush(self) -> None:
-        """Write the records queued meanwhile, a group at a time, and tell their rows."""
-        while self._queue:
-            group, self._queue = self._queue[:GROUP], self._queue[GROUP:]
-            fields: dict[str, bytes] = {}
-            for queued in group:
-                fields.update(queued.fields)
-            first = group[0]
-            durable = any(q.event in _MONEY for q in group)
-            try:
-                await self.lease.awrite("rows", fields, first.event, first.row, durable=durable)
-            except JournalWriteError as exc:
-                fenced = isinstance(exc, JournalFencedError)
-                reason = self.lease.broken or str(exc)
-                for queued in group:
-                    if not queued.future.done():
-                        error = self.lease.error(queued.event, queued.row, reason, fenced=fenced)
-                        error.__cause__ = exc.__cause__
-                        queued.future.set_exception(error)
-                continue
-            except BaseException as exc:  # cancelled, or a bug: no row waits for ever
-                for queued in group + self._queue:
-                    if not queued.future.done():
-                        queued.future.set_exception(exc)
-                self._queue = []
-                raise
-            for queued in group:  # in Redis: the journal's memory follows
-                self._apply(queued.row, queued.state, queued.earlier)
-                if not queued.future.done():
-                    queued.future.set_result(None)
 
     def _prepare(
         self, event: JournalEvent, index: int, fingerprint: str, data: dict[str, Any]
@@ -353,8 +323,10 @@ class RedisJournal:
     # -- closing ---------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Give the journal up: its lease (another run may take it at once) and its
-        connections."""
+        """Give the journal up: the records still queued written first (``done``
+        records not waited for), then its lease (another run may take it at once) and
+        its connections."""
+        self.writer.write_now()
         self._give_up()
         with contextlib.suppress(RuntimeError):  # no loop: the connections just go
             task = asyncio.get_running_loop().create_task(self._aredis.aclose())
@@ -363,6 +335,7 @@ class RedisJournal:
 
     async def aclose(self) -> None:
         """:meth:`close`, waiting for the connections to close."""
+        self.writer.write_now()
         self._give_up()
         with contextlib.suppress(*redis_errors()):
             await self._aredis.aclose()
@@ -373,18 +346,6 @@ class RedisJournal:
             self._beat = None
         self.lease.release()
         self._redis.close()
-
-
-@define
-class _Queued:
-    """A record waiting for its group's write."""
-
-    event: str
-    row: int
-    state: RowState
-    earlier: list[str]
-    fields: dict[str, bytes]
-    future: asyncio.Future[None]
 
 
 def _text(value: Any) -> str:
