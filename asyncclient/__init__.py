@@ -42,6 +42,7 @@ from asyncclient.errors import (
     VideoFailedError,
 )
 from asyncclient.http.transport import Timeouts
+from asyncclient.lanes import Lane, lane
 from asyncclient.ratelimit import Limiter, Plan, RateLimit, TokenBucket
 from asyncclient.resources._base import AsyncPager
 from asyncclient.retry import RetryPolicy
@@ -228,6 +229,7 @@ __all__ = [
     "JournalLockedError",
     "JournalWriteError",
     "KeywordsStatus",
+    "Lane",
     "Limiter",
     "LipsyncModel",
     "MediaType",
@@ -311,6 +313,7 @@ __all__ = [
     "VisualPreset",
     "__version__",
     "batch_status",
+    "lane",
 ]
 
 _LAZY = frozenset(__all__) - frozenset(globals())

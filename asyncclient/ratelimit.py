@@ -3,10 +3,11 @@
 The bucket holds at most ``burst`` tokens (less a small reserve for latency jitter,
 see :attr:`RateLimit.client_capacity`) and refills at ``per_minute / 60`` tokens a
 second; every request of a client takes one token first. Waiters are served
-first come, first served (an ``asyncio.Lock`` queues them in order); the one at
-the head sleeps exactly until its token is due, so nothing busy-waits, and a
-waiter cancelled while queued or asleep takes no token. ``clock`` and ``sleep``
-are injected so tests run on virtual time.
+first come, first served within their lane (an ``asyncio.Lock`` a lane queues them in
+order), interactive ones first (:mod:`asyncclient.lanes`): a bulk waiter leaves a token
+due to an interactive waiter to it. The one at the head sleeps exactly until its token
+is due, so nothing busy-waits, and a waiter cancelled while queued or asleep takes no
+token. ``clock`` and ``sleep`` are injected so tests run on virtual time.
 
 The service's view wins: :meth:`TokenBucket.observe` lowers the tokens to the
 ``X-RateLimit-Remaining`` of a response once they lie above what it allows (another
@@ -24,6 +25,7 @@ from typing import Protocol
 from attrs import frozen
 
 from asyncclient._clock import SYSTEM_CLOCK
+from asyncclient.lanes import Lane, current_lane
 
 __all__ = [
     "Limiter",
@@ -259,8 +261,12 @@ class TokenBucket:
         self._updated = clock()
         self._refilled = 0.0  # tokens refilled since the last one was taken
         self._paused_until = 0.0
-        self._lock = asyncio.Lock()
-        self._queued = 0  # acquirers holding or waiting for the lock
+        self._lock = asyncio.Lock()  # bulk waiters, in order
+        self._front_lock = asyncio.Lock()  # interactive waiters, in order, first
+        self._queued = 0  # acquirers holding or waiting for a lock
+        self._front = 0  # interactive acquirers among them
+        self._front_idle = asyncio.Event()  # set while no interactive acquirer waits
+        self._front_idle.set()
 
     def _set_limits(self, rate: RateLimit) -> None:
         # What every acquire and observe reads, worked out once per rate.
@@ -324,26 +330,48 @@ class TokenBucket:
         return (1.0 - self._tokens) / self._per_second
 
     async def acquire(self) -> float:
-        """Take one token, waiting first come, first served.
+        """Take one token, waiting first come, first served within the caller's lane
+        (:func:`~asyncclient.lanes.current_lane`), interactive waiters first.
 
         Returns:
             Seconds spent waiting (by the injected clock).
         """
         if not self._queued and self._wait_needed() <= 0:
-            self._tokens -= 1.0  # nobody ahead and a token now: no lock, no wait
-            self._refilled = 0.0
+            self._take()  # nobody ahead and a token now: no lock, no wait
             return 0.0
         started = self._clock()
         self._queued += 1
         try:
-            async with self._lock:
-                while (wait := self._wait_needed()) > 0:
-                    await self._sleep(wait)
-                self._tokens -= 1.0
-                self._refilled = 0.0
+            if current_lane() is Lane.INTERACTIVE:
+                await self._acquire_first()
+            else:
+                async with self._lock:
+                    while (wait := self._wait_needed()) > 0 or self._front:
+                        if wait > 0:
+                            await self._sleep(wait)
+                        else:  # a token, due to an interactive waiter: it takes it first
+                            await self._front_idle.wait()
+                    self._take()
         finally:
             self._queued -= 1
         return self._clock() - started
+
+    async def _acquire_first(self) -> None:
+        self._front += 1
+        self._front_idle.clear()
+        try:
+            async with self._front_lock:
+                while (wait := self._wait_needed()) > 0:
+                    await self._sleep(wait)
+                self._take()
+        finally:
+            self._front -= 1
+            if not self._front:
+                self._front_idle.set()
+
+    def _take(self) -> None:
+        self._tokens -= 1.0
+        self._refilled = 0.0
 
     def observe(self, remaining: int | None, reset_after: float | None = None) -> None:
         """Lower the tokens to what the service says remain (it may count other clients).

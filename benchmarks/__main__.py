@@ -31,6 +31,7 @@ MODULES = (
     "fleet",
     "bulk",
     "redis_journal",
+    "lanes",
 )
 
 

@@ -29,16 +29,17 @@ EMULATOR_USERS = re.compile(r"asyncclient\.(cli(\..+)?|emulator(\..+)?)$")
 TIME_OWNERS = re.compile(r"asyncclient\.(_clock|http\.transport|http\.attempts|emulator(\..+)?)$")
 
 # What each wing may import of the package besides itself, as its __init__ says.
-BOTTOM = {"_clock", "_states", "errors", "models", "_convert", "_version"}
+BOTTOM = {"_clock", "_states", "errors", "models", "_convert", "_version", "lanes"}
 MAY_IMPORT: dict[str, set[str]] = {
     "_clock": set(),
+    "lanes": set(),
     "_states": set(),
     "_version": set(),
     "errors": set(),
     "models": set(),
     "_convert": set(),
     "validation": {"models", "errors", "_clock"},
-    "ratelimit": {"_clock"},
+    "ratelimit": {"_clock", "lanes"},
     "retry": {"errors"},
     "http": BOTTOM | {"validation", "ratelimit", "retry"},
     "awaiting": BOTTOM | {"http", "ratelimit"},

@@ -41,6 +41,7 @@ from asyncclient.awaiting.rounds import QUIET, PollListener, Rounds, VideoSource
 from asyncclient.awaiting.state import JobState
 from asyncclient.errors import APIError, AuthenticationError, PermissionDeniedError
 from asyncclient.http.gate import Gate
+from asyncclient.lanes import in_bulk
 from asyncclient.models.videos import VideoDetail
 
 __all__ = [
@@ -234,7 +235,9 @@ class Poller:
         self._jobs[id(job)] = job
         self._interval = self.policy.min_interval
         if self._task is None or self._task.done():
-            self._task = asyncio.get_running_loop().create_task(self._strategy.run(self))
+            # Polling is background work, whichever call started it: the bulk lane.
+            work = in_bulk(self._strategy.run(self))
+            self._task = asyncio.get_running_loop().create_task(work)
 
     def unwatch(self, job: JobState) -> None:
         """Stop polling ``job`` (nobody waits on it any more)."""

@@ -50,6 +50,7 @@ from asyncclient.batch.store import JournalOpener, is_store_url, open_journal
 from asyncclient.batch.text import batch_line
 from asyncclient.http.gate import Gate
 from asyncclient.http.reach import Reach
+from asyncclient.lanes import set_bulk
 from asyncclient.models.requests import CreationRequest
 
 if TYPE_CHECKING:
@@ -327,7 +328,9 @@ class Batch:
     # -- running -------------------------------------------------------------------------
 
     async def _run(self) -> list[RowResult]:
-        """The run: its rows, then its phase's end (done, failed or cancelled)."""
+        """The run: its rows, then its phase's end (done, failed or cancelled). Its
+        requests are bulk work: a request handler's calls go ahead of them."""
+        set_bulk()  # this task's context, and the rows' tasks it starts
         try:
             if self._ledger.phase is _P.NOT_STARTED:
                 self._ledger.to(_P.PREPARING)

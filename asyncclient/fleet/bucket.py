@@ -33,6 +33,7 @@ from typing import Any
 from asyncclient._clock import SYSTEM_CLOCK, Clock
 from asyncclient.errors import FleetError
 from asyncclient.fleet.faults import redis_errors, wrapped
+from asyncclient.lanes import Lane, current_lane
 from asyncclient.ratelimit import (
     Plan,
     RateLimit,
@@ -54,8 +55,13 @@ FALLBACK_SECONDS = 5.0
 # ARGV: the process's limit (per_second, capacity, per_minute, burst); follow (1: take
 # the fleet's limit as it is, 0: only where lower); adopt (1: the process's limit
 # becomes the fleet's); cap ("none" or tokens); pause seconds (0: none); take (1 to
-# take a token when one is there, 0 to peek). Returns {wait, tokens, per_minute,
-# burst} of the limit used, as strings (Lua numbers would be cut to integers).
+# take a token when one is there, 0 to peek); lane (1: interactive, 0: bulk). An
+# interactive caller told to wait marks the hash's 'front' until its token is due (and
+# half an interval more), and clears it once it took a token; meanwhile a bulk caller
+# takes a token only when two are there, so that the next one is the interactive
+# caller's, whichever process it is in.
+# Returns {wait, tokens, per_minute, burst} of the limit used, as strings (Lua numbers
+# would be cut to integers).
 _SCRIPT = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
@@ -63,7 +69,7 @@ local rate, burst, minute, size = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3],
 local follow, adopt = ARGV[5] == '1', ARGV[6] == '1'
 local cap, pause, take = tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])
 local s = redis.call('HMGET', KEYS[1], 'tokens', 'ts', 'paused',
-                     'per_second', 'capacity', 'per_minute', 'burst')
+                     'per_second', 'capacity', 'per_minute', 'burst', 'front')
 local shared, room = tonumber(s[4]), tonumber(s[5])
 if adopt then
   redis.call('HSET', KEYS[1], 'per_second', ARGV[1], 'capacity', ARGV[2],
@@ -80,16 +86,26 @@ if pause > 0 then
   paused = math.max(paused, now + pause)
   tokens = 0
 end
+local front = tonumber(s[8]) or 0
+local need = 1
+if ARGV[10] == '0' and now < front then need = 2 end
 local wait = 0
 if now < paused then
   wait = paused - now
-elseif tokens >= 1 then
-  if take == 1 then tokens = tokens - 1 end
+elseif tokens >= need then
+  if take == 1 then
+    tokens = tokens - 1
+    if ARGV[10] == '1' then front = 0 end
+  end
 else
-  wait = (1 - tokens) / rate
+  wait = (need - tokens) / rate
+  if need == 2 then wait = math.max((1 - tokens) / rate, math.min(wait, front - now)) end
+end
+if ARGV[10] == '1' and wait > 0 then
+  front = math.max(front, now + wait + 0.5 / rate)
 end
 redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'ts', tostring(now),
-           'paused', tostring(paused))
+           'paused', tostring(paused), 'front', tostring(front))
 local ttl = (burst / rate + math.max(0, paused - now)) * 1000 + 1000
 redis.call('PEXPIRE', KEYS[1], math.ceil(ttl))
 return {tostring(wait), tostring(tokens), minute, size}
@@ -151,7 +167,8 @@ class RedisTokenBucket:
         self._script = redis.register_script(_SCRIPT)
         self._cap: float | None = None
         self._pause = 0.0
-        self._lock = asyncio.Lock()
+        self._lock = asyncio.Lock()  # bulk callers of this process, in order
+        self._front_lock = asyncio.Lock()  # interactive ones, in order
         self._fallback: TokenBucket | None = None
         self._fallback_until = 0.0  # clock time until which Redis is not tried again
         self._adopting = False  # a limit adopted here, for the shared hash on the next call
@@ -187,7 +204,8 @@ class RedisTokenBucket:
         pause, self._pause, self._cap = self._pause, 0.0, None
         adopt, self._adopting = self._adopting, False
         limit, generation = self._limit, self._generation
-        args = [*limit, "1" if adopt else "0", cap, pause, 1 if take else 0]
+        interactive = current_lane() is Lane.INTERACTIVE
+        args = [*limit, "1" if adopt else "0", cap, pause, 1 if take else 0, int(interactive)]
         try:
             result = await self._script(keys=[self._key], args=args)
         except BaseException:
@@ -212,7 +230,9 @@ class RedisTokenBucket:
         """Take one token of the shared bucket, waiting as long as Redis says.
 
         While tokens are on hand, concurrent acquires each make their one round trip at
-        once; once one must wait, the process's acquires queue first come, first served.
+        once; once one must wait, the process's acquires queue first come, first served
+        within their lane (:mod:`asyncclient.lanes`), and a bulk one leaves a token to an
+        interactive caller waiting for it in any process.
         If Redis fails, this process paces itself with a bucket of its own (the limit it
         last used) and tries Redis again after ``FALLBACK_SECONDS``.
 
@@ -223,10 +243,12 @@ class RedisTokenBucket:
         started = clock.monotonic()
         if self._fallback_until > clock.monotonic():
             return await self._fallback_bucket().acquire()
+        # Interactive callers queue apart from bulk ones, and ahead of them in Redis.
+        lock = self._front_lock if current_lane() is Lane.INTERACTIVE else self._lock
         try:
-            if not self._lock.locked() and await self._reserve(take=True) <= 0:
+            if not lock.locked() and await self._reserve(take=True) <= 0:
                 return clock.monotonic() - started  # a token was on hand: no queue to join
-            async with self._lock:
+            async with lock:
                 while (wait := await self._reserve(take=True)) > 0:
                     await clock.sleep(wait)
         except redis_errors() as exc:

@@ -69,6 +69,7 @@ from asyncclient.fleet.shadows import Shadows
 from asyncclient.fleet.store import FleetStore
 from asyncclient.fleet.wire import Detail, Notified
 from asyncclient.http.gate import Gate
+from asyncclient.lanes import set_bulk
 from asyncclient.models.videos import VideoDetail
 
 __all__ = [
@@ -289,7 +290,9 @@ class FleetPoller:
 
     async def run(self, poller: Poller) -> None:
         """The background task of ``poller`` (this one's): beats, listening, publishing
-        and rounds, until nothing is left to await here or for the fleet."""
+        and rounds, until nothing is left to await here or for the fleet. Its reads are
+        bulk work (:mod:`asyncclient.lanes`)."""
+        set_bulk()
         self._earliest = self._clock.monotonic() + max(0.0, self.policy.first_delay)
         self._next_round = self._earliest
         while True:
