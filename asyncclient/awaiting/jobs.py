@@ -34,6 +34,7 @@ from asyncclient.awaiting.deadlines import start as start_deadline
 from asyncclient.awaiting.poller import JobPoller
 from asyncclient.awaiting.state import JobState
 from asyncclient.errors import APIError, JobTimeoutError
+from asyncclient.http.forks import forks
 from asyncclient.http.tracing import mark_error as otel_mark_error
 from asyncclient.http.tracing import tracer as otel_tracer
 from asyncclient.models.videos import CreatedProject, VideoDetail
@@ -84,7 +85,15 @@ class VideoJob:
         format: The creation format, when known.
     """
 
-    __slots__ = ("__weakref__", "_poller", "_waiters", "created", "format", "state")
+    __slots__ = (
+        "__weakref__",
+        "_counted",
+        "_poller",
+        "_waiters",
+        "created",
+        "format",
+        "state",
+    )
 
     def __init__(
         self,
@@ -103,6 +112,7 @@ class VideoJob:
         self.created: CreatedProject | None = None
         """What the creation request answered (None for a job rebuilt from ids)."""
         self._waiters = 0
+        self._counted = 0  # the forks (os.fork) this process descends from, at the count
 
     def __repr__(self) -> str:
         """``<VideoJob video=... project=... status=... progress=40%>``; a value not
@@ -197,7 +207,7 @@ class VideoJob:
         if (tracer := otel_tracer()) is not None and not _IN_WAIT_SPAN.get():
             return await self._traced_wait(tracer, timeout)
         state = self.state
-        self._waiters += 1
+        self._count_waiter()
         if self._waiters == 1:
             self._poller.watch(state)
         clock = self._poller.clock  # waits time out on the client's clock
@@ -288,6 +298,13 @@ class VideoJob:
     def _watched(self) -> _Watch:
         return _Watch(self)
 
+    def _count_waiter(self) -> None:
+        """One more waiter. Waits counted before ``os.fork()`` are the parent's (their
+        tasks are not in this process, nor will they end here): not counted any more."""
+        if self._counted != (now := forks()):
+            self._counted, self._waiters = now, 0
+        self._waiters += 1
+
 
 class _Watch:
     """Registers a waiter with the poller for the span of an ``async with``."""
@@ -299,7 +316,7 @@ class _Watch:
 
     async def __aenter__(self) -> None:
         job = self._job
-        job._waiters += 1
+        job._count_waiter()
         if job._waiters == 1:
             job._poller.watch(job.state)
 

@@ -36,10 +36,12 @@ import attrs
 from attrs import frozen
 
 from asyncclient._clock import SYSTEM_CLOCK, Clock
+from asyncclient.awaiting.outcomes import KeptOutcomes
 from asyncclient.awaiting.policy import HasRate, PollerStats, PollPolicy
 from asyncclient.awaiting.rounds import QUIET, PollListener, Rounds, VideoSource, fail
 from asyncclient.awaiting.state import JobState
 from asyncclient.errors import APIError, AuthenticationError, PermissionDeniedError
+from asyncclient.http.forks import keep, track
 from asyncclient.http.gate import Gate
 from asyncclient.lanes import in_bulk
 from asyncclient.models.videos import VideoDetail
@@ -142,6 +144,12 @@ class JobPoller(Protocol):
 class Poller:
     """Polls every watched job of one client in one background task.
 
+    In a child made by ``os.fork()`` the poller starts afresh: the parent's task and the
+    waits it served stay behind (they belong to the parent's event loop), and a job
+    awaited in the child gets a new task on the child's loop. A fleet's poller that ran
+    in the parent cannot (its shared state is bound to the parent's loop): a job awaited
+    through it in the child fails at once with ``RuntimeError``.
+
     Args:
         source: Where videos are read (``client.videos``).
         limiter: The client's limiter; its rate sizes polling's share.
@@ -150,6 +158,8 @@ class Poller:
         gate: Work that polling yields to: each read waits its :meth:`~Gate.turn` (the
             client's creations hold it while they wait for a token).
         strategy: Who polls, and when (:class:`OwnJobs` by default).
+        kept: The confirmed outcomes kept for jobs awaited after them
+            (:class:`~asyncclient.awaiting.outcomes.KeptOutcomes` by default).
     """
 
     def __init__(
@@ -161,6 +171,7 @@ class Poller:
         clock: Clock = SYSTEM_CLOCK,
         gate: Gate | None = None,
         strategy: PollStrategy | None = None,
+        kept: KeptOutcomes | None = None,
     ) -> None:
         self.policy = policy or PollPolicy()
         self.stats = PollerStats()
@@ -172,6 +183,11 @@ class Poller:
         self._task: asyncio.Task[None] | None = None
         self._interval = self.policy.min_interval
         self._closed = False
+        self.kept = kept if kept is not None else KeptOutcomes(clock=clock)
+        """Confirmed outcomes (notifications') kept for jobs awaited after them."""
+        track(self)  # a forked child starts afresh (_after_fork)
+
+    _forked: str | None = None  # set in a forked child when this poller cannot serve it
 
     def __repr__(self) -> str:
         return f"<Poller watching {len(self._jobs)} jobs every ~{self._interval:.1f} s>"
@@ -227,10 +243,17 @@ class Poller:
     def watch(self, job: JobState) -> None:
         """Poll ``job`` until it is done or unwatched; starts the task if needed.
 
-        After :meth:`aclose` the job fails at once (``RuntimeError``): nothing would read it.
+        A job whose outcome a confirmed notification already told (:attr:`kept`) is
+        finished at once, unwatched. After :meth:`aclose` the job fails at once
+        (``RuntimeError``): nothing would read it.
         """
         if self._closed:
             job.fail(RuntimeError("the client is closed: nothing polls this job"))
+            return
+        if self.kept.hand_to(job) and job.done():
+            return
+        if self._forked is not None:
+            job.fail(RuntimeError(self._forked))
             return
         self._jobs[id(job)] = job
         self._interval = self.policy.min_interval
@@ -271,7 +294,9 @@ class Poller:
 
     def take_notified(self, detail: VideoDetail) -> int:
         """Hand a confirmed record (a notification's) to every watched job of its video
-        or project; return how many it finished. The next round drops them."""
+        or project; return how many it finished. The next round drops them. A finished
+        record is also kept (:attr:`kept`) for jobs awaited after it."""
+        self.kept.keep(detail)
         finished = 0
         for job in list(self._jobs.values()):
             if job.done():
@@ -344,3 +369,20 @@ class Poller:
     def hurry(self) -> None:
         """Start the interval again from ``min_interval`` (new jobs to poll)."""
         self._interval = self.policy.min_interval
+
+    def _after_fork(self) -> None:
+        """In a forked child: leave the parent's task and waits behind (kept alive, never
+        finalized here: a finalizer could touch the parent's event loop)."""
+        task, self._task = self._task, None
+        keep(task, self._jobs)
+        self._jobs = {}
+        if task is not None and not isinstance(self._strategy, OwnJobs):
+            self._forked = _FLEET_FORKED
+
+
+_FLEET_FORKED = (
+    "this job's client shares a fleet through Redis (redis=) and awaited jobs before "
+    "os.fork(): its fleet state belongs to the parent's event loop. In the child, await "
+    "jobs through a client made there (a synchronous Client makes one itself after a "
+    "fork: rebuild the job with client.jobs.from_video_id)"
+)

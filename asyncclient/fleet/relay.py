@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
+from typing import Any
 
 from asyncclient._clock import Clock
 from asyncclient._states import VIDEO, VideoState
@@ -32,6 +33,7 @@ from asyncclient.fleet.wire import (
     encode_message,
     kept,
 )
+from asyncclient.http.forks import keep, track
 from asyncclient.models.videos import Video, VideoDetail
 
 __all__ = ["FleetStats", "Relay", "Teller"]
@@ -71,6 +73,7 @@ class Relay:
     """
 
     __slots__ = (
+        "__weakref__",
         "_clock",
         "_finished",
         "_lost",
@@ -101,6 +104,14 @@ class Relay:
         self._told: list[Change] = []
         self._finished: list[tuple[str, str | None, bytes]] = []
         self._to_publish = asyncio.Event()
+        track(self)  # a forked child opens Redis connections of its own (_after_fork)
+
+    def _after_fork(self) -> None:
+        """In a forked child: the pooled Redis connections (the limiter's, the store's)
+        are the parent's sockets: left alone, never used or closed here; the pool opens
+        new ones on first use."""
+        self._to_publish = asyncio.Event()
+        forget_connections(self._store.redis)
 
     def tell(self, change: Record | Detail) -> None:
         """Tell the fleet a record read for a registered job."""
@@ -160,6 +171,21 @@ class Relay:
             self._lost()
             return
         self._stats.published += len(told)
+
+
+def forget_connections(redis: Any) -> None:
+    """Empty the connection pool of a ``redis.asyncio.Redis`` (in a forked child) without
+    closing its connections (the parent's), which are kept unfinalized."""
+    pool = getattr(redis, "connection_pool", None)
+    if pool is None:
+        return
+    held = [*getattr(pool, "_available_connections", ()), *getattr(pool, "_in_use_connections", ())]
+    keep(redis, pool, held, getattr(redis, "connection", None))
+    pool.reset()  # redis-py's own: forgets the connections, no I/O
+    if getattr(redis, "connection", None) is not None:  # a single-connection client's
+        redis.connection = None
+    if isinstance(getattr(pool, "_lock", None), asyncio.Lock):
+        pool._lock = asyncio.Lock()  # it may be bound to the parent's loop
 
 
 class Teller:

@@ -42,6 +42,7 @@ from multidict import CIMultiDict, CIMultiDictProxy
 
 from asyncclient.errors import APIConnectionError, APIResponseValidationError, APITimeoutError
 from asyncclient.http.attempts import Attempt, Deadlines, seconds_of, timed_out
+from asyncclient.http.forks import keep, track
 from asyncclient.http.protocol import (
     JSON_HEADERS,
     MAX_BODY_BYTES,
@@ -151,15 +152,35 @@ class AiohttpTransport:
     def timeouts(self) -> Timeouts:
         return self._timeouts
 
+    _tracked = False  # known to forks.track: a forked child lets go of the session
+    _inherited = False  # a caller's session, used before os.fork(), in the child
+
     def _get_session(self) -> aiohttp.ClientSession:
         if self._closed:
             raise RuntimeError("the client is closed")
+        if not self._tracked:
+            self._tracked = True
+            track(self)
         if self._session is None:
             connector = aiohttp.TCPConnector(ssl=self._ssl if self._ssl is not None else True)
             self._session = aiohttp.ClientSession(
                 connector=connector, request_class=_TrackedRequest
             )
+        elif self._inherited:
+            raise RuntimeError(
+                "the session given to AsyncClient(session=...) was used before os.fork(): "
+                "it belongs to the parent; make it (or the client) in the child"
+            )
         return self._session
+
+    def _after_fork(self) -> None:
+        """In a forked child: our session (the parent's connections, loop) is left
+        alone and a new one made on first use; a caller's session cannot be remade."""
+        if self._owns_session:
+            keep(self._session, self._deadlines)
+            self._session = self._deadlines = None
+        elif self._session is not None:
+            self._inherited = True
 
     def _headers(self, given: Mapping[str, str]) -> CIMultiDictProxy[str]:
         headers = CIMultiDict(given)

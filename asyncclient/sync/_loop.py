@@ -7,6 +7,10 @@ any thread may call, many at once (a web server's worker threads), including a t
 whose own event loop is running (a notebook cell, an async framework's thread): that loop
 is only blocked for the call, never re-entered. :meth:`LoopThread.close` runs a last
 coroutine (the async client's ``aclose``) and stops the loop and its thread.
+
+In a child made by ``os.fork()`` (a server that forks its workers after the app was
+loaded and used) the loop's thread does not exist: the first call there starts a new
+loop and thread, and the parent's are left alone (see :mod:`asyncclient.http.forks`).
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ from contextlib import AbstractContextManager
 from typing import Any, ParamSpec, TypeVar, overload
 
 from anyio.from_thread import BlockingPortal, start_blocking_portal
+
+from asyncclient.http.forks import keep, track
 
 __all__ = ["LoopThread"]
 
@@ -55,10 +61,21 @@ class LoopThread:
         self._context: AbstractContextManager[BlockingPortal] | None = None
         self._thread: threading.Thread | None = None
         self._closed = False
+        track(self)  # a forked child starts a loop of its own (_after_fork)
 
     @property
     def closed(self) -> bool:
         return self._closed
+
+    def _after_fork(self) -> None:
+        """In a forked child: the loop's thread is not there. The parent's portal and
+        loop are kept as they are (stopping them would wait for that thread forever, and
+        closing the loop would unregister the parent's sockets from the epoll the two
+        share); the next call starts a new loop. The lock may have been held by a thread
+        of the parent that is not here either: it is made again."""
+        keep(self._portal, self._context, self._loop, self._thread)
+        self._portal = self._context = self._loop = self._thread = None
+        self._lock = threading.Lock()
 
     def _started(self) -> asyncio.AbstractEventLoop:
         with self._lock:

@@ -6,6 +6,10 @@ its own, in a daemon thread started on the first call (:class:`LoopThread`, an a
 blocking portal). Any thread may call, many at once; a thread whose own loop runs (a
 notebook cell, an async framework) blocks only for the call. ``close()`` (or leaving
 ``with``) closes the async client and stops the loop's thread.
+
+A client used before ``os.fork()`` works in the child (a server that loads the app,
+and maybe calls the service, before it forks its workers): the child starts a loop
+thread of its own and a new async client from the same arguments.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from asyncclient.client import AsyncClient, batch_status
 from asyncclient.http.caller import ClientStats
+from asyncclient.http.forks import keep, track
 from asyncclient.sync._loop import LoopThread
 from asyncclient.sync.batch import SyncBatch
 from asyncclient.sync.faces import (
@@ -44,6 +49,10 @@ if TYPE_CHECKING:
 __all__ = ["Client"]
 
 _numbers = itertools.count(1)
+_NAMESPACES = (
+    "videos", "jobs", "projects", "templates", "integrations", "schedule", "social", "webhooks",
+)  # fmt: skip
+"""The namespaces a client caches (turned to the new async client after a fork)."""
 
 
 class Client:
@@ -62,6 +71,9 @@ class Client:
             (``base_url``, ``plan``, ``timeouts``, ``retry``, ``polling``,
             ``webhook_url``, ``redis``, ...), with the same environment variables. A
             ``session`` or ``limiter`` given must not be bound to another event loop.
+            In a child made by ``os.fork()`` the client makes a new async client from
+            these arguments, except with a ``session`` given: that session is the
+            parent's, and each call in the child raises ``RuntimeError``.
 
     Raises:
         ValueError: No API key or base URL could be found, or the URL is unsafe (at
@@ -71,6 +83,23 @@ class Client:
     def __init__(self, api_key: str | None = None, **options: Any) -> None:
         self._async = AsyncClient(api_key, **options)
         self._loop = LoopThread(f"asyncclient-{next(_numbers)}")
+        self._arguments = (api_key, options)
+        track(self)  # a forked child makes an async client of its own (_after_fork)
+
+    def _after_fork(self) -> None:
+        """In a forked child: the async client's locks, tasks and connections may be bound
+        to the parent's loop; a new one is made from the same arguments (the parent's is
+        kept, never finalized here), and the namespaces front it. A caller's session
+        cannot be made again: the old client stays, and its requests raise."""
+        api_key, options = self._arguments
+        if self._loop.closed or options.get("session") is not None:
+            return
+        keep(self._async)
+        self._async = AsyncClient(api_key, **options)
+        for name in _NAMESPACES:  # a namespace taken before the fork fronts the new one
+            face = self.__dict__.get(name)
+            if face is not None:
+                face._async = getattr(self._async, name)
 
     # -- the namespaces --------------------------------------------------------------------
 
