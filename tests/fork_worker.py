@@ -15,6 +15,8 @@ with a client made and used at import:
   its own ``asyncio.run``.
 - ``async-session``: the same with ``session=`` given (it cannot be made again).
 - ``async-redis``: the same with ``redis=URL``.
+- ``async-redis-created``: the same, the master only creating (not awaiting) a video;
+  the child says whether its fleet id is the parent's.
 
 The child has ``CHILD_SECONDS`` to end (``signal.alarm``): a hang kills it. The worker
 prints one JSON line: what the child did (``child``: ``ok``, the error it raised, or how
@@ -140,15 +142,25 @@ def async_scenario(args: argparse.Namespace) -> dict[str, Any]:
         if args.scenario == "async-session":
             options["session"] = aiohttp.ClientSession()
         made.append(AsyncClient(args.api_key, **options))
+        if args.scenario == "async-redis-created":
+            await made[0].projects.create_talking_avatar(
+                script="Hi", avatar_id="avatar_001", voice_id="voice_001"
+            )
+            return "created"
         return await _atalking(made[0])
 
     asyncio.run(warm_up())  # in the master, before the fork; the client is not closed
     client = made[0]
+    fleet = getattr(client.jobs.poller, "store", None)
+    parent_id = None if fleet is None else fleet.process
 
     def child() -> str:
         async def use() -> str:
             try:
-                return await _atalking(client)
+                status = await _atalking(client)
+                if fleet is not None:
+                    status += " own id" if fleet.process != parent_id else " parent's id"
+                return status
             finally:
                 await client.aclose()
 
@@ -160,7 +172,15 @@ def async_scenario(args: argparse.Namespace) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument(
-        "scenario", choices=["sync", "sync-redis", "async", "async-session", "async-redis"]
+        "scenario",
+        choices=[
+            "sync",
+            "sync-redis",
+            "async",
+            "async-session",
+            "async-redis",
+            "async-redis-created",
+        ],
     )
     parser.add_argument("--base-url", required=True)
     parser.add_argument("--api-key", required=True)

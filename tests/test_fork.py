@@ -96,8 +96,17 @@ def test_an_async_fleet_client_that_awaited_before_a_fork_refuses_to_await_in_th
     assert "os.fork()" in child["message"] and "a client made there" in child["message"]
 
 
-def test_a_sync_client_never_used_before_a_fork_is_untouched_by_it() -> None:
-    """What the fork hook does to a client that never ran: nothing to let go of."""
+def test_an_async_fleet_client_that_only_created_before_a_fork_awaits_in_the_child(
+    emu: EmulatorThread, redis_url: str
+) -> None:
+    """Its fleet poller never ran in the parent: the child awaits through it, with
+    Redis connections and a fleet id of its own (not the parent's, nor its lease)."""
+    report = run_worker(emu, "async-redis-created", "--redis", redis_url)
+    assert report["child"] == {"ok": "COMPLETED own id", "exit": 0}
+
+
+def test_the_fork_hook_of_a_sync_client_makes_a_new_async_client_unless_closed() -> None:
+    """What runs in the child right after a fork, called here by hand."""
     client = Client("k", base_url="http://127.0.0.1:1")
     first = client._async
     client._after_fork()

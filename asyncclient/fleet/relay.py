@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -109,9 +111,13 @@ class Relay:
     def _after_fork(self) -> None:
         """In a forked child: the pooled Redis connections (the limiter's, the store's)
         are the parent's sockets: left alone, never used or closed here; the pool opens
-        new ones on first use."""
+        new ones on first use. The child takes a fleet id of its own."""
         self._to_publish = asyncio.Event()
         forget_connections(self._store.redis)
+        # The child is a process of the fleet of its own: not the parent, nor its lease.
+        self._store.process = f"{os.getpid()}-{uuid.uuid4().hex[:12]}"
+        self._store.holding = None
+        self._registry.again = True
 
     def tell(self, change: Record | Detail) -> None:
         """Tell the fleet a record read for a registered job."""
