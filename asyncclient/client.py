@@ -24,7 +24,14 @@ from asyncclient.http.caller import Caller, ClientStats
 from asyncclient.http.gate import Gate
 from asyncclient.http.protocol import MAX_BODY_BYTES
 from asyncclient.http.transport import AiohttpTransport, ClientSession, Timeouts
-from asyncclient.http.urls import check_base_url, check_webhook_url
+from asyncclient.http.urls import (
+    ENV_API_KEY,
+    ENV_BASE_URL,
+    ENV_WEBHOOK_TOKEN,
+    ENV_WEBHOOK_URL,
+    read_service,
+    read_webhook,
+)
 from asyncclient.ratelimit import (
     Limiter,
     Plan,
@@ -61,24 +68,7 @@ __all__ = [
     "ClientStats",
 ]
 
-ENV_API_KEY = "ASYNCCLIENT_API_KEY"
-ENV_BASE_URL = "ASYNCCLIENT_BASE_URL"
-ENV_WEBHOOK_URL = "ASYNCCLIENT_WEBHOOK_URL"
-ENV_WEBHOOK_TOKEN = "ASYNCCLIENT_WEBHOOK_TOKEN"
 ENV_REDIS_URL = "ASYNCCLIENT_REDIS_URL"
-
-_NO_BASE_URL = (
-    "no base URL: pass base_url=... or set the ASYNCCLIENT_BASE_URL environment variable "
-    "(the service's address is in your dashboard). To try the SDK without an account, start "
-    "the emulator with `asyncclient emulator` and use the URL and key it prints."
-)
-_NO_API_KEY = (
-    "no API key: pass api_key=... or set the ASYNCCLIENT_API_KEY environment variable "
-    "(keys are made in the service's dashboard under settings, API keys). To try the SDK "
-    "without an account, run `asyncclient emulator`: it prints a URL and a demo key to use "
-    "(ASYNCCLIENT_BASE_URL and ASYNCCLIENT_API_KEY); or run `asyncclient demo`, which "
-    "starts its own emulator."
-)
 
 
 class AsyncClient:
@@ -99,7 +89,16 @@ class AsyncClient:
         session: A caller's ``aiohttp.ClientSession`` to use; never closed by us.
         timeouts: Per-attempt timeouts (connect 10 s, read 60 s, total 120 s);
             time spent waiting for the rate limiter is not counted.
-        ssl_context: TLS settings for the session we create (e.g. a private CA).
+        ssl_context: TLS settings for the session we create.
+        ca_bundle: A PEM file of the certificate authorities to trust instead of the
+            system's (a private CA, a TLS-inspecting proxy's). Without it or
+            ``ssl_context``, ``SSL_CERT_FILE`` and ``SSL_CERT_DIR`` are honoured.
+        proxy: An ``http://`` or ``https://`` proxy URL (``user:password@`` if it asks)
+            for every request; HTTPS requests go through it in a ``CONNECT`` tunnel,
+            so the proxy never sees the API key.
+        trust_env: Without ``proxy``, read ``HTTPS_PROXY``, ``HTTP_PROXY`` and
+            ``NO_PROXY`` (True by default); False connects directly. A plain
+            ``http://`` loopback ``base_url`` (the emulator) is never proxied.
         max_body_size: The largest response body read, compressed or not (32 MiB);
             a larger one is refused while it streams.
         retry: When to retry; ``RetryPolicy()`` by default, ``RetryPolicy(attempts=1)``
@@ -129,7 +128,8 @@ class AsyncClient:
 
     Raises:
         ValueError: No API key (or an empty or blank one) or base URL could be found, or
-            the URL is unsafe.
+            the URL is unsafe. A :class:`~asyncclient.errors.ValidationError` names a bad
+            ``proxy``, ``ca_bundle`` or proxy or certificate environment variable.
 
     Attributes:
         videos: Read, list and download videos (spec 4.10, 4.11): a
@@ -147,6 +147,9 @@ class AsyncClient:
         session: ClientSession | None = None,
         timeouts: Timeouts | None = None,
         ssl_context: ssl.SSLContext | None = None,
+        ca_bundle: str | os.PathLike[str] | None = None,
+        proxy: str | None = None,
+        trust_env: bool = True,
         max_body_size: int = MAX_BODY_BYTES,
         retry: RetryPolicy | None = None,
         limiter: Limiter | None = None,
@@ -157,24 +160,12 @@ class AsyncClient:
         previous_api_keys: Sequence[str] = (),
         redis: str | Any | None = None,
     ) -> None:
-        key = api_key if api_key is not None else os.environ.get(ENV_API_KEY)
-        if not key:
-            raise ValueError(_NO_API_KEY)
-        if key.isspace():  # sent, it is an empty x-api-key header
-            source = "api_key" if api_key is not None else ENV_API_KEY
-            raise ValueError(_NO_API_KEY.replace(": ", f": {source} is blank; ", 1))
+        key, self._base_url = read_service(api_key, base_url)
+        self._webhook_url, token = read_webhook(webhook_url, webhook_token)
         # A blank previous key is left out, as an empty one is: its token is no secret.
-        previous_api_keys = [k for k in previous_api_keys if k and not k.isspace()]
-        hook = webhook_url if webhook_url is not None else os.environ.get(ENV_WEBHOOK_URL)
-        token = webhook_token if webhook_token is not None else os.environ.get(ENV_WEBHOOK_TOKEN)
+        previous = tuple(k for k in previous_api_keys if k and not k.isspace())
         # The notification tokens are derived on first use (webhook_url, client.webhooks).
-        token = token if token and not token.isspace() else None  # blank: as if unset
-        self._token_source = (key, token, tuple(previous_api_keys))
-        self._webhook_url = check_webhook_url(hook) if hook else None
-        url = base_url if base_url is not None else os.environ.get(ENV_BASE_URL)
-        if not url:
-            raise ValueError(_NO_BASE_URL)
-        self._base_url = check_base_url(url)
+        self._token_source = (key, token, previous)
         self._clock = clock or SYSTEM_CLOCK
         rate = resolve_rate_limit(plan)
         self._fleet = self._join_fleet(redis, key)
@@ -193,6 +184,9 @@ class AsyncClient:
             session=session,
             timeouts=timeouts,
             ssl_context=ssl_context,
+            ca_bundle=ca_bundle,
+            proxy=proxy,
+            trust_env=trust_env,
             max_body_size=max_body_size,
             user_agent=f"asyncclient/{__version__}",
         )

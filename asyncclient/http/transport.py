@@ -43,6 +43,7 @@ from multidict import CIMultiDict, CIMultiDictProxy
 from asyncclient.errors import APIConnectionError, APIResponseValidationError, APITimeoutError
 from asyncclient.http.attempts import Attempt, Deadlines, seconds_of, timed_out
 from asyncclient.http.forks import keep, track
+from asyncclient.http.network import Network
 from asyncclient.http.protocol import (
     JSON_HEADERS,
     MAX_BODY_BYTES,
@@ -122,11 +123,20 @@ class AiohttpTransport:
         session: aiohttp.ClientSession | None = None,
         timeouts: Timeouts | None = None,
         ssl_context: ssl.SSLContext | None = None,
+        ca_bundle: str | os.PathLike[str] | None = None,
+        proxy: str | None = None,
+        trust_env: bool = True,
         user_agent: str = "asyncclient",
         max_body_size: int = MAX_BODY_BYTES,
     ) -> None:
         if max_body_size < 1:
             raise ValueError("max_body_size: must be at least 1 byte")
+        network = Network.of(
+            ssl_context, ca_bundle, proxy, trust_env, caller_session=session is not None
+        )
+        self._proxies, self._ssl = network.proxies, network.tls
+        # Read once: aiohttp's trust_env reads the environment in a thread each request.
+        self._proxy, self._proxy_headers = self._proxies.for_url(base_url)
         self._max_body = max_body_size
         self._base_url = base_url.rstrip("/")
         self._api_key = api_key
@@ -135,7 +145,6 @@ class AiohttpTransport:
         self._timeouts = timeouts or Timeouts()
         self._connect_timeout = _connect_only(self._timeouts)
         self._deadlines: Deadlines | None = None  # made in the running loop, on first use
-        self._ssl = ssl_context
         self._user_agent = user_agent
         self._closed = False
         # A built request's headers (JSON_HEADERS) with ours: read-only, shared by every send.
@@ -212,6 +221,8 @@ class AiohttpTransport:
                 data=request.body,
                 headers=headers,
                 allow_redirects=False,
+                proxy=self._proxy,
+                proxy_headers=self._proxy_headers,
                 timeout=self._aiohttp_timeout(state, timeouts),
             ) as resp:
                 body = await _read_body(resp, state, self._max_body)
@@ -294,9 +305,15 @@ class AiohttpTransport:
         limits = timeouts or self._timeouts
         timeout = aiohttp.ClientTimeout(connect=limits.connect, sock_read=limits.read)
         headers = {"User-Agent": self._user_agent, "Accept-Encoding": "identity"}
+        proxy, proxy_headers = self._proxies.for_url(url)  # the same for its redirects
         try:
             async with session.get(
-                url, headers=headers, allow_redirects=True, timeout=timeout
+                url,
+                headers=headers,
+                allow_redirects=True,
+                timeout=timeout,
+                proxy=proxy,
+                proxy_headers=proxy_headers,
             ) as resp:
                 chunks = _chunks(resp, chunk_size, where)
                 try:
