@@ -6,7 +6,8 @@ target is logged as a JSON line ``{"connect": "host:port", "headers": {...}}``; 
 request of any other method (a plain request sent to a proxy) is logged as
 ``{"plain": "<request line>", "headers": {...}}`` and answered 502, never forwarded.
 Every byte a client sends (the tunnelled ones too) is appended to ``LOG_PATH + ".raw"``:
-what anyone on the proxy could read.
+what anyone on the proxy could read; every byte relayed back to clients, to
+``LOG_PATH + ".down"``.
 
 ``--require-auth USER:PASSWORD`` answers 407 to a ``CONNECT`` without those
 credentials in ``Proxy-Authorization``.
@@ -27,6 +28,7 @@ class Proxy:
     def __init__(self, log: Path, credentials: str | None) -> None:
         self.log = log.open("a", encoding="utf-8")
         self.raw = Path(f"{log}.raw").open("ab")  # noqa: SIM115 - open while it runs
+        self.down = Path(f"{log}.down").open("ab")  # noqa: SIM115 - open while it runs
         self.expected_auth = (
             "Basic " + base64.b64encode(credentials.encode()).decode() if credentials else None
         )
@@ -35,9 +37,10 @@ class Proxy:
         self.log.write(json.dumps(record) + "\n")
         self.log.flush()
 
-    def seen(self, data: bytes) -> None:
-        self.raw.write(data)
-        self.raw.flush()
+    def seen(self, data: bytes, *, down: bool = False) -> None:
+        file = self.down if down else self.raw
+        file.write(data)
+        file.flush()
 
     async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -80,8 +83,7 @@ class Proxy:
     ) -> None:
         try:
             while data := await reader.read(65536):
-                if record:
-                    self.seen(data)
+                self.seen(data, down=not record)
                 writer.write(data)
                 await writer.drain()
         except (ConnectionError, OSError):

@@ -58,6 +58,10 @@ class ProxyProcess:
         raw = Path(f"{self.log}.raw")
         return raw.read_bytes() if raw.exists() else b""
 
+    def relayed_down(self) -> int:
+        down = Path(f"{self.log}.down")
+        return down.stat().st_size if down.exists() else 0
+
     def stop(self) -> None:
         self.process.terminate()
         self.process.wait(timeout=10)
@@ -188,6 +192,53 @@ async def test_proxy_credentials_go_to_the_proxy_only(
     finally:
         guarded.stop()
     assert key.encode() not in guarded.raw()
+
+
+def test_the_sync_client_takes_the_same_options(
+    server_ssl: ssl.SSLContext,
+    proxy: ProxyProcess,
+    ca_file: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from asyncclient import Client
+    from asyncclient.emulator import serve_in_thread
+
+    monkeypatch.setenv("HTTPS_PROXY", proxy.url)
+    with serve_in_thread(time_scale=60.0, ssl=server_ssl) as emu:
+        key = emu.add_team("premium", 1000)
+        with Client(key, base_url=emu.url, ca_bundle=ca_file) as client:
+            assert client.integrations.list()
+        with Client(key, base_url=emu.url, ca_bundle=ca_file, trust_env=False) as client:
+            assert client.integrations.list()
+        assert proxy.connects() == [emu.url.removeprefix("https://")]
+    assert key.encode() not in proxy.raw()
+
+
+async def test_a_download_goes_through_the_proxy_too(
+    tls_emu: Emulator,
+    proxy: ProxyProcess,
+    trusting: ssl.SSLContext,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    monkeypatch.setenv("HTTPS_PROXY", proxy.url)
+    key = tls_emu.add_team(plan=Plan.PREMIUM.value, credits=1000)
+    async with connect(tls_emu, key, ssl_context=trusting) as client:
+        cat = tls_emu.catalog
+        made = await client.projects.create_talking_avatar(
+            script="Hello", avatar_id=cat.avatars[0], voice_id=cat.voices[0]
+        )
+        assert made.video_id is not None
+        tls_emu.advance(1000)
+        video = await client.videos.get(made.video_id)
+        assert video.url is not None and video.url.startswith("https://")
+        before = proxy.relayed_down()
+        target = await client.videos.download(video, tmp_path / "clip.mp4")
+        assert video.size is not None
+        assert proxy.relayed_down() - before >= video.size  # the file came through it
+    assert target.stat().st_size == video.size
+    assert set(proxy.connects()) == {hostport(tls_emu)}
+    assert key.encode() not in proxy.raw()
 
 
 async def test_trust_env_false_ignores_the_environment(
