@@ -6,10 +6,11 @@ body or raise), the service's headers (``headers``), a creation checked and buil
 imports aiohttp's client) with its I/O deadlines on loop time (``attempts``), streamed
 downloads over it (``download``), the caller (``caller``: build, limiter, retry,
 transport, decode, follow the rate-limit headers), the gate that lets submissions come
-before polling (``gate``), the optional OpenTelemetry spans (``tracing``) and the checks
-of the service's address and a notification URL (``urls``).
+before polling (``gate``), the optional OpenTelemetry spans (``tracing``), the checks
+of the service's address and a notification URL (``urls``), and the proxy and the
+trusted CAs (``network``).
 
 May import: ``errors``, ``models``, ``validation``, ``_convert``, ``_clock``, ``_states``,
-``ratelimit`` and ``retry``. Knows nothing of resources, jobs, batches, the fleet or the
+``ratelimit``, ``lanes`` and ``retry``. Knows nothing of resources, jobs, batches, the fleet or the
 faces.
 """
