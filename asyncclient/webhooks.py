@@ -39,7 +39,8 @@ the receiver's token (from the API key, :func:`derive_token`, or given; tokens o
 being rotated out stay accepted). Each notification is checked, confirmed (one read of
 the video), deduplicated (across a fleet with ``redis=``) and handed to the jobs this
 process awaits for it, then to the :meth:`ClientWebhooks.on_event` callbacks. Another
-framework's view answers through :meth:`WebhookReceiver.respond` (the raw parts).
+framework's view answers through :meth:`WebhookReceiver.respond` (the raw parts); ASGI apps
+mount ``asyncclient.asgi.NotificationApp``. aiohttp's server side loads only when used.
 """
 
 from __future__ import annotations
@@ -51,8 +52,6 @@ import logging
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol, TypeVar
-
-from aiohttp import web
 
 from asyncclient.awaiting.notifications import (
     MAX_BODY,
@@ -83,6 +82,8 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
+    from aiohttp import web
+
     from asyncclient.models.videos import VideoDetail
 
 logger = logging.getLogger("asyncclient")
@@ -103,6 +104,8 @@ class SharedClaims(Protocol):
 
 
 def _response(reply: WebhookReply) -> web.Response:
+    from aiohttp import web  # the server side: loaded by the aiohttp face only
+
     return web.Response(status=reply.status, body=reply.body, content_type=reply.content_type)
 
 
@@ -189,6 +192,8 @@ class WebhookReceiver:
 
     def app(self, path: str = "/webhook") -> web.Application:
         """An application that receives notifications at ``path``."""
+        from aiohttp import web
+
         application = web.Application()
         application.router.add_post(path, self.handle)
         return application
@@ -209,7 +214,7 @@ class WebhookReceiver:
             response = _response(answer(400, f"body: unreadable ({type(exc).__name__})"))
             response.force_close()
             return response
-        return _response(await self._answer_body(body))
+        return _response(await self.answer_body(body))
 
     async def respond(
         self,
@@ -227,15 +232,27 @@ class WebhookReceiver:
         Returns the status and body to answer with.
         """
         del headers
-        refused = self._refuse(tokens_in(query))
-        return refused if refused is not None else await self._answer_body(body)
+        refused = self.check_url(query)
+        return refused if refused is not None else await self.answer_body(body)
+
+    @property
+    def max_body(self) -> int:
+        """The largest body read, in bytes: refuse a larger one before reading it all."""
+        return self._max_body
+
+    def check_url(self, query: Mapping[str, str | Sequence[str]] | None) -> WebhookReply | None:
+        """401 (no token) or 403 (a wrong one) when the URL alone refuses a notification;
+        None: read its body (up to :attr:`max_body` bytes) and call :meth:`answer_body`."""
+        return self._refuse(tokens_in(query))
 
     def _refuse(self, given: Sequence[str]) -> WebhookReply | None:
         refused = self._check_token(given)
         self.refused += refused is not None
         return refused
 
-    async def _answer_body(self, body: bytes) -> WebhookReply:
+    async def answer_body(self, body: bytes) -> WebhookReply:
+        """Answer a notification whose URL :meth:`check_url` let through: parse, confirm,
+        dedupe, hand over (the framework-neutral half of :meth:`handle`)."""
         if len(body) > self._max_body:
             return answer(400, f"body: larger than {self._max_body} bytes")
         try:

@@ -53,6 +53,8 @@ MAY_IMPORT: dict[str, set[str]] = {
     | {"http", "awaiting", "batch", "resources", "fleet", "webhooks", "ratelimit", "retry"},
     "sync": BOTTOM  # the synchronous face: the facade and what its methods return
     | {"client", "awaiting", "batch", "resources", "webhooks", "http", "ratelimit"},
+    # the ASGI face: the facade (its types), the receiver it serves, what that answers
+    "asgi": BOTTOM | {"client", "webhooks", "awaiting"},
     "cli": {"*"},  # the command line is on top: it may use anything
     "__main__": {"cli"},
     "": BOTTOM  # asyncclient/__init__.py: re-exports, and attaches the notebook wing
@@ -409,8 +411,12 @@ ON_DEMAND = (
     "asyncclient.validation._schedule_social",
     "asyncclient.validation._template",
     "asyncclient.webhooks",
+    "asyncclient.asgi",
     "aiohttp.web",
     "redis",
+    "starlette",
+    "fastapi",
+    "uvicorn",
 )
 
 
