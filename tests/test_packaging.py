@@ -18,7 +18,7 @@ def test_the_distribution_has_a_name_of_its_own_and_installs_asyncclient() -> No
     installed = metadata.metadata(DIST)
     assert installed["Name"] == DIST
     extras = set(installed.get_all("Provides-Extra") or [])
-    assert {"redis", "otel", "pytest", "test", "docs"} <= extras
+    assert {"redis", "otel", "pytest", "test", "docs", "asgi"} <= extras
     files = metadata.files(DIST) or []
     assert not any(str(f).startswith(("client/", "common/")) for f in files)
 
