@@ -1,10 +1,12 @@
-"""The service middleware: auth (spec 5), rate limits (8.1), faults, the request log."""
+"""The service middleware: auth (spec 5), rate limits (8.1), faults, the request log, and
+the ``X-Request-Id`` of every reply (the client's echoed, else one of its own)."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import math
+import secrets
 from collections.abc import Awaitable, Callable
 from email.utils import formatdate
 
@@ -106,6 +108,15 @@ def _headers(ctx: Context, key: Key, decision: Decision, fault: Fault | None) ->
     return headers
 
 
+def request_id_of(request: web.Request) -> str:
+    """The id a reply names: the client's ``X-Request-Id`` when it sent a usable one (at
+    most 128 printable ASCII characters), else one of the service's own."""
+    given = request.headers.get("X-Request-Id", "")
+    if 0 < len(given) <= 128 and given.isascii() and given.isprintable():
+        return given
+    return f"emu_{secrets.token_hex(12)}"
+
+
 def _seconds_text(value: float | str) -> str:
     if isinstance(value, str):
         return value
@@ -168,6 +179,7 @@ async def service_middleware(request: web.Request, handler: Handler) -> web.Stre
         # Free plan's untouched bucket, as no key names a plan
         response: web.StreamResponse = error(401, AUTH_MESSAGE)
         response.headers["Date"] = formatdate(ctx.clock.now(), usegmt=True)
+        response.headers["X-Request-Id"] = request_id_of(request)
         response.headers.update(unmetered(ANONYMOUS_PLAN, ctx.clock).headers())
         _record(ctx, request, None, 401, None)
         return response
@@ -193,6 +205,7 @@ async def service_middleware(request: web.Request, handler: Handler) -> web.Stre
         # One clock, as a service has: Date is the service's time, as createdAt and
         # X-RateLimit-Reset are (Reset - Date is real seconds to wait).
         response.headers["Date"] = formatdate(ctx.clock.now(), usegmt=True)
+        response.headers["X-Request-Id"] = request_id_of(request)  # echoed: logs meet
         response.headers.update(_headers(ctx, key, decision, fault))
     _record(ctx, request, key, response.status, fault, name)
     return response

@@ -7,6 +7,7 @@ or batches (they sit above it and take it as an argument).
 
 from __future__ import annotations
 
+import copy
 import functools
 import logging
 from collections.abc import Callable, Coroutine, Mapping
@@ -15,12 +16,8 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Protocol
 
 from asyncclient._clock import SYSTEM_CLOCK, Clock
-from asyncclient.errors import (
-    AmbiguousCreationError,
-    APIError,
-    APIResponseValidationError,
-    RateLimitError,
-)
+from asyncclient.errors import APIError, RateLimitError
+from asyncclient.http.created import ambiguous, require_created_ids
 from asyncclient.http.gate import Gate
 from asyncclient.http.headers import http_date, parse_limit, parse_remaining, parse_reset_after
 from asyncclient.http.protocol import (
@@ -32,6 +29,8 @@ from asyncclient.http.protocol import (
     parse_rate_limit,
 )
 from asyncclient.http.reach import Reach
+from asyncclient.http.request_ids import RESPONSES, service_request_id, with_request_id
+from asyncclient.http.stats import ClientStats
 from asyncclient.http.tracing import client_kind as otel_client_kind
 from asyncclient.http.tracing import mark_error as otel_mark_error
 from asyncclient.http.tracing import tracer as otel_tracer
@@ -54,52 +53,20 @@ _debug = functools.partial(logger.isEnabledFor, logging.DEBUG)
 """Whether an attempt is logged: the logger's own cached answer (level changes clear it)."""
 
 
-_REQUEST_ID_HEADERS = ("X-Request-Id", "Request-Id", "X-Correlation-Id")
-
 SEND_GUARD: ContextVar[Callable[[], None] | None] = ContextVar("send_guard", default=None)
 """Called right before each attempt of a creation leaves (its token taken), in the task
 that sends it: raising stops it with nothing sent. A batch on a Redis journal sets it to
 make sure its run still holds the journal's lease (a run paused past it, whose lease
 another run took, must not send)."""
-"""Where a service's request id may come (spec: not shown), first found first."""
-
-
-def _request_id(headers: Mapping[str, str]) -> str | None:
-    """The service's request id, printable and at most 128 characters, or None."""
-    for name in _REQUEST_ID_HEADERS:
-        value = headers.get(name)
-        if value:
-            text = value[:128]
-            return text if text.isprintable() else repr(text)
-    return None
 
 
 class Sender(Protocol):
-    """What the caller needs of a transport: send one request, get (status, headers, body)."""
+    """What the caller needs of a transport: send one request, get (status, headers, body).
+
+    A caller given per-call timeouts (:meth:`Caller.derive`) passes them as ``timeouts=``.
+    """
 
     async def send(self, request: Request) -> Response: ...
-
-
-class ClientStats:
-    """What a client has sent so far (the demo's summary and benchmarks read it)."""
-
-    __slots__ = ("attempts", "rate_limited", "requests", "retries")
-
-    def __init__(self) -> None:
-        self.requests = 0
-        """Logical requests (each retried request counts once)."""
-        self.attempts = 0
-        """HTTP attempts, retries included."""
-        self.retries = 0
-        """Failed attempts that were tried again."""
-        self.rate_limited = 0
-        """429 answers received."""
-
-    def __repr__(self) -> str:
-        return (
-            f"<ClientStats requests={self.requests} attempts={self.attempts} "
-            f"retries={self.retries} 429s={self.rate_limited}>"
-        )
 
 
 class Caller:
@@ -144,6 +111,18 @@ class Caller:
         # The last response's Date and when it came (monotonic): the service's own clock,
         # which reconciliation compares a project's createdAt with (never ours).
         self._date_seen: tuple[str, float] | None = None
+        self.timeouts: Any = None
+        """Per-attempt timeouts given to the transport's ``send``; None: the transport's own."""
+
+    def derive(self, *, retry: RetryPolicy | None = None, timeouts: Any = None) -> Caller:
+        """A caller sharing this one's transport, limiter, gate, stats and reach, with
+        another retry policy and/or per-attempt timeouts (``client.with_options``)."""
+        derived = copy.copy(self)
+        if retry is not None:
+            derived.retry = retry
+        if timeouts is not None:
+            derived.timeouts = timeouts
+        return derived
 
     def __repr__(self) -> str:
         return f"<Caller {self.limiter!r}>"
@@ -187,6 +166,7 @@ class Caller:
         """
         if span is None and (tracer := otel_tracer()) is not None:
             return await self._traced(tracer, request, creation)
+        request, sent_id = with_request_id(request)  # one id, every attempt
         started = self.clock.monotonic()
         sent_at = self.clock.now() if creation is not None else None  # only an ambiguity says it
         service_at = self.service_now() if creation is not None else None
@@ -208,16 +188,12 @@ class Caller:
                 span.add_event("attempt", {"limiter_wait_ms": waited * 1000})
             try:
                 if _debug():
-                    return await self._logged_attempt(request, attempt, waited, creation)
+                    return await self._logged_attempt(request, sent_id, attempt, waited, creation)
                 # The attempt, inline (a coroutine less a call); _logged_attempt is the same.
-                response = await self.transport.send(request)
-                self._follow_headers(response.headers)
-                envelope = decode_envelope(request, response)
-                if creation is not None:
-                    require_created_ids(envelope)
-                self.reach.heard()
-                return envelope
+                return self._answered(request, await self._attempt(request), sent_id, creation)
             except APIError as exc:
+                if exc.request_id is None:  # no reply named one: the id sent
+                    exc.request_id = sent_id
                 self.reach.failed(exc)
                 if isinstance(exc, RateLimitError):
                     stats.rate_limited += 1
@@ -225,16 +201,18 @@ class Caller:
                 delay = self.retry(attempt, exc, elapsed=self.clock.monotonic() - started)
                 if delay is None:
                     if creation is not None and is_ambiguous(exc):
-                        raise _ambiguous(request, creation, exc, sent_at, service_at) from exc
+                        raise ambiguous(request, creation, exc, sent_at, service_at) from exc
                     raise
                 stats.retries += 1
                 logger.info(
-                    "%s %s failed (%s); retry %d in %.2f s",
+                    "%s %s failed (%s); retry %d in %.2f s, request id %s",
                     request.method,
                     request.path,
                     type(exc).__name__,
                     attempt,
                     delay,
+                    exc.request_id,
+                    extra={"request_id": exc.request_id, "attempt": attempt},
                 )
                 await self.clock.sleep(delay)
 
@@ -261,25 +239,53 @@ class Caller:
             span.set_attribute("http.response.status_code", envelope.status)
             return envelope
 
-    async def _logged_attempt(
-        self, request: Request, attempt: int, waited: float, creation: CreationRequest | None
+    def _attempt(self, request: Request) -> Coroutine[Any, Any, Response]:
+        """The transport's send of one attempt, with this caller's timeouts if it has any."""
+        if self.timeouts is None:
+            return self.transport.send(request)
+        send: Any = self.transport.send
+        return send(request, timeouts=self.timeouts)  # type: ignore[no-any-return]
+
+    def _answered(
+        self, request: Request, response: Response, sent_id: str, creation: CreationRequest | None
     ) -> Envelope:
-        """One attempt, with its DEBUG line: method, path, status, time, attempt, the time
-        spent waiting for the limiter and the service's request id (never the key). The
-        same values travel as the record's attributes (``extra``) for structured logs."""
-        started = self.clock.monotonic()  # the log line's duration, on the client's clock
-        status: int | str = "error"
-        request_id: str | None = None
+        """Follow a reply's headers and decode it; the envelope, or the error it is, carries
+        the request's id (the service's when it names one, else the one sent)."""
+        request_id = service_request_id(response.headers) or sent_id
+        self._follow_headers(response.headers)
         try:
-            response = await self.transport.send(request)
-            status = response.status
-            request_id = _request_id(response.headers)
-            self._follow_headers(response.headers)
             envelope = decode_envelope(request, response)
             if creation is not None:
                 require_created_ids(envelope)
-            self.reach.heard()
-            return envelope
+        except APIError as exc:
+            exc.request_id = request_id
+            raise
+        envelope.request_id = request_id
+        if (answers := RESPONSES.get()) is not None:  # a raw-response call
+            answers.append((response, request_id))
+        self.reach.heard()
+        return envelope
+
+    async def _logged_attempt(
+        self,
+        request: Request,
+        sent_id: str,
+        attempt: int,
+        waited: float,
+        creation: CreationRequest | None,
+    ) -> Envelope:
+        """One attempt, with its DEBUG line: method, path, status, time, attempt, the time
+        spent waiting for the limiter and the request's id (the service's when it names
+        one, else the one sent; never the key). The same values travel as the record's
+        attributes (``extra``) for structured logs."""
+        started = self.clock.monotonic()  # the log line's duration, on the client's clock
+        status: int | str = "error"
+        request_id = sent_id
+        try:
+            response = await self._attempt(request)
+            status = response.status
+            request_id = service_request_id(response.headers) or sent_id
+            return self._answered(request, response, sent_id, creation)
         except BaseException as exc:
             if status == "error":
                 status = type(exc).__name__
@@ -287,14 +293,15 @@ class Caller:
         finally:
             elapsed = (self.clock.monotonic() - started) * 1000
             logger.debug(
-                "%s %s -> %s in %.1f ms (attempt %d, %.1f ms waiting for the limiter%s)",
+                "%s %s -> %s in %.1f ms (attempt %d, %.1f ms waiting for the limiter), "
+                "request id %s",
                 request.method,
                 request.path,
                 status,
                 elapsed,
                 attempt,
                 waited * 1000,
-                f", request id {request_id}" if request_id else "",
+                request_id,
                 extra={
                     "http_method": request.method,
                     "http_path": request.path,
@@ -373,63 +380,3 @@ class Caller:
                 limit,
                 configured,
             )
-
-
-def _is_id(value: Any) -> bool:
-    return isinstance(value, str) and bool(value)
-
-
-def require_created_ids(envelope: Envelope) -> None:
-    """Check that a creation's success names what it made (spec part 4).
-
-    A creation answers ``data.projectId`` and/or ``data.videoId`` (multi-scene and hook
-    plus demo: a top-level ``projectId``). A success naming neither as a non-empty string,
-    or naming one of another type, tells nothing of what was made (a proxy's canned
-    answer, or a service fault) and may have followed a charged creation: an
-    :class:`~asyncclient.errors.APIResponseValidationError`, which the caller makes
-    ambiguous (never resent, never a rejection). Resources never see such a reply.
-
-    Raises:
-        APIResponseValidationError: No usable id, or an id of the wrong type.
-    """
-    data = envelope.get("data")
-    data = data if isinstance(data, dict) else {}
-    named = {
-        "data.projectId": data.get("projectId"),
-        "data.videoId": data.get("videoId"),
-        "projectId": envelope.get("projectId"),
-    }
-    wrong = [
-        f"{name}: expected a non-empty string, got {type(value).__name__}"
-        for name, value in named.items()
-        if value is not None and not _is_id(value)
-    ]
-    if wrong or not any(_is_id(value) for value in named.values()):
-        raise APIResponseValidationError(
-            f"creation reply names no usable project or video id ({'; '.join(wrong) or 'none'})",
-            body=envelope.raw,
-            status_code=envelope.status,
-            errors=wrong or [f"{name}: required field missing" for name in named],
-            method=envelope.method,
-            path=envelope.path,
-        )
-
-
-def _ambiguous(
-    request: Request,
-    creation: CreationRequest,
-    exc: APIError,
-    sent_at: Any,
-    service_at: datetime | None = None,
-) -> AmbiguousCreationError:
-    return AmbiguousCreationError(
-        f"the service may or may not have created this {creation.FORMAT} "
-        f"project ({exc}); not resent, to avoid paying twice: use "
-        "client.projects.reconcile(error) to look for it",
-        request=creation,
-        sent_at=sent_at,
-        service_sent_after=service_at,
-        cause=exc,
-        method=request.method,
-        path=request.path,
-    )

@@ -137,8 +137,8 @@ def _plain_request(method: str, path: str) -> Request:
 class Envelope(dict[str, Any]):
     """A decoded response envelope that remembers where it came from.
 
-    A ``dict`` (``success``, ``message``, ``data``, ...) plus the request's method
-    and path and the response's status and raw body, so that a part of it that
+    A ``dict`` (``success``, ``message``, ``data``, ...) plus the request's method,
+    path and id and the response's status and raw body, so that a part of it that
     cannot be decoded is reported with all of them.
     """
 
@@ -146,6 +146,8 @@ class Envelope(dict[str, Any]):
     path: str = ""
     status: int = 0
     raw: bytes = b""
+    request_id: str | None = None
+    """The request's id (set by the caller): the service's, else the one sent."""
 
 
 def _query_value(value: Any) -> str:

@@ -6,13 +6,15 @@ from typing import Generic, TypeVar
 
 from attrs import frozen
 
+from asyncclient.models.identified import Identified
+
 __all__ = ["Page"]
 
 T = TypeVar("T")
 
 
 @frozen(kw_only=True)
-class Page(Generic[T]):
+class Page(Identified, Generic[T]):
     """One page of results, with the list's ``total``, ``limit`` and ``offset``.
 
     For the video list, ``limit``, ``offset`` and ``total`` count projects, and

@@ -7,6 +7,7 @@ from datetime import datetime
 from attrs import frozen
 
 from asyncclient.models.enums import Platform, ScheduleStatus
+from asyncclient.models.identified import Identified
 
 __all__ = [
     "Integration",
@@ -29,7 +30,7 @@ class IntegrationAccount:
 
 
 @frozen(kw_only=True)
-class Integration:
+class Integration(Identified):
     """A connected social-platform account (spec 2.5)."""
 
     id: str
@@ -64,7 +65,7 @@ class PostPlatformData:
 
 
 @frozen(kw_only=True)
-class ScheduledPost:
+class ScheduledPost(Identified):
     """A post scheduled for publication (spec 2.4)."""
 
     id: str
@@ -79,7 +80,7 @@ class ScheduledPost:
 
 
 @frozen(kw_only=True)
-class ScheduledPostCreated:
+class ScheduledPostCreated(Identified):
     """What ``POST /v1/schedule/create`` answered."""
 
     schedule_id: str

@@ -7,6 +7,7 @@ from datetime import datetime
 from attrs import frozen
 
 from asyncclient.models.enums import KeywordsStatus, SocialPlatform
+from asyncclient.models.identified import Identified
 
 __all__ = [
     "AccountAnalytics",
@@ -44,7 +45,7 @@ class AccountAnalytics:
 
 
 @frozen(kw_only=True)
-class AnalyzedAccount:
+class AnalyzedAccount(Identified):
     """A social account and its computed analytics (spec 2.6)."""
 
     id: str
@@ -93,7 +94,7 @@ class SocialMusic:
 
 
 @frozen(kw_only=True)
-class SocialVideo:
+class SocialVideo(Identified):
     """A video found by a search or listed for a niche (spec 2.8)."""
 
     id: str
@@ -135,7 +136,7 @@ class Pagination:
 
 
 @frozen(kw_only=True)
-class Search:
+class Search(Identified):
     """A social search (spec 2.7); ``videos`` and ``pagination`` on retrieval only."""
 
     id: str
@@ -154,7 +155,7 @@ class Search:
 
 
 @frozen(kw_only=True)
-class SearchCreated:
+class SearchCreated(Identified):
     """What ``POST /v1/social/search/create`` answered."""
 
     search: Search
@@ -162,7 +163,7 @@ class SearchCreated:
 
 
 @frozen(kw_only=True)
-class Niche:
+class Niche(Identified):
     """A content niche (spec 4.18)."""
 
     id: str

@@ -8,6 +8,7 @@ from datetime import datetime
 from attrs import frozen
 
 from asyncclient.models.enums import AspectRatio, CaptionPreset, TemplateVariableType, TextAlignment
+from asyncclient.models.identified import Identified
 from asyncclient.models.scenes import Point
 
 __all__ = [
@@ -70,7 +71,7 @@ class TemplateSceneInfo:
 
 
 @frozen(kw_only=True)
-class Template:
+class Template(Identified):
     """A template as the list endpoint shows it."""
 
     id: str
@@ -103,7 +104,7 @@ class TemplateVideoSettings:
 
 
 @frozen(kw_only=True)
-class TemplateDetail:
+class TemplateDetail(Identified):
     """A template as ``GET /v1/template/{id}`` shows it."""
 
     id: str

@@ -8,6 +8,7 @@ from typing import Any
 from attrs import define, field, frozen
 
 from asyncclient.models.enums import AspectRatio, CaptionPreset, VideoStatus
+from asyncclient.models.identified import Identified
 
 __all__ = [
     "CreatedProject",
@@ -22,7 +23,7 @@ TERMINAL_STATUSES = frozenset({VideoStatus.COMPLETED, VideoStatus.FAILED})
 
 
 @frozen(kw_only=True)
-class Video:
+class Video(Identified):
     """A video as the list endpoint shows it (spec 2.3, list view)."""
 
     id: str
@@ -125,7 +126,7 @@ class SentCreation:
 
 
 @frozen(kw_only=True)
-class CreatedProject:
+class CreatedProject(Identified):
     """What a creation request answered.
 
     ``video_id`` is ``None`` for formats whose response carries no video id

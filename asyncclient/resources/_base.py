@@ -10,6 +10,7 @@ from asyncclient._convert import DecodeError, decode
 from asyncclient.errors import APIResponseValidationError
 from asyncclient.http.caller import Caller
 from asyncclient.http.protocol import Envelope
+from asyncclient.models.identified import stamp, stamp_all
 from asyncclient.models.pages import Page
 
 __all__ = ["AsyncPager", "Resource", "decode_or_raise", "page_of"]
@@ -37,13 +38,22 @@ def decode_or_raise(data: Any, cls: type[T], envelope: Envelope, *, path: str = 
         envelope: The response it came from (for the error's body, status, method, path).
         path: Where ``data`` sits in the response body (``data.account``).
 
+    The result (each item of a list) carries the envelope's ``request_id``.
+
     Raises:
         APIResponseValidationError: With the raw body and one line per problem.
     """
     try:
-        return decode(data, cls, path=path)
+        decoded = decode(data, cls, path=path)
     except DecodeError as exc:
-        raise _undecodable(envelope, exc.errors) from exc
+        error = _undecodable(envelope, exc.errors)
+        error.request_id = envelope.request_id
+        raise error from exc
+    if isinstance(decoded, list):
+        stamp_all(decoded, envelope.request_id)
+    else:
+        stamp(decoded, envelope.request_id)
+    return decoded
 
 
 def page_of(envelope: Envelope, key: str, cls: type[T], *, limit: int, offset: int) -> Page[T]:
@@ -55,14 +65,18 @@ def page_of(envelope: Envelope, key: str, cls: type[T], *, limit: int, offset: i
     """
     data = envelope.get("data")
     if not isinstance(data, dict) or not isinstance(data.get(key), list):
-        raise _undecodable(envelope, [f"data.{key}: expected a list"])
+        error = _undecodable(envelope, [f"data.{key}: expected a list"])
+        error.request_id = envelope.request_id
+        raise error
     items = decode_or_raise(data[key], list[cls], envelope, path=f"data.{key}")  # type: ignore[valid-type]
-    return Page(
+    page = Page(
         items=items,
         total=_count(data.get("total"), len(items)),
         limit=_count(data.get("limit"), limit) or limit,
         offset=_count(data.get("offset"), offset) or offset,
     )
+    stamp(page, envelope.request_id)
+    return page
 
 
 def _count(value: Any, default: int) -> int:

@@ -14,6 +14,7 @@ from asyncclient.errors import (
     ReconciliationError,
     ValidationError,
 )
+from asyncclient.models.identified import stamp
 from asyncclient.models.requests import CreationRequest
 from asyncclient.models.videos import CreatedProject, SentCreation, Video
 
@@ -62,13 +63,15 @@ def created_from_envelope(envelope: dict[str, Any], request: CreationRequest) ->
             path=request.PATH,
         )
     status = _str_or_none(data.get("status")) or _str_or_none(envelope.get("status"))
-    return CreatedProject(
+    created = CreatedProject(
         project_id=project_id,
         video_id=video_id,
         status=status,
         message=_str_or_none(envelope.get("message")),
         format=request.FORMAT,
     )
+    stamp(created, getattr(envelope, "request_id", None))
+    return created
 
 
 async def find_created(

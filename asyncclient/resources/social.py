@@ -6,6 +6,7 @@ from attrs import frozen
 
 from asyncclient._convert import unstructure
 from asyncclient.models.enums import SocialPlatform
+from asyncclient.models.identified import stamp, stamp_all
 from asyncclient.models.pages import Page
 from asyncclient.models.requests import AnalyzeAccountRequest, SearchRequest
 from asyncclient.models.social import AnalyzedAccount, Niche, Search, SearchCreated, SocialVideo
@@ -97,12 +98,14 @@ class Social(Resource):
             search = await self.get_search(search_id, limit=limit, offset=offset)
             pagination = search.pagination
             videos = search.videos or []
-            return Page(
+            page = Page(
                 items=videos,
                 total=pagination.total if pagination else len(videos),
                 limit=pagination.limit if pagination else limit,
                 offset=pagination.offset if pagination else offset,
             )
+            stamp_all([page, *videos], search.request_id)
+            return page
 
         return AsyncPager(fetch, page_size=page_size)
 
@@ -134,9 +137,11 @@ class Social(Resource):
         niche = (
             decode_or_raise(raw_niche, Niche, envelope, path="data.niche") if raw_niche else None
         )
-        return NicheVideosPage(
+        made = NicheVideosPage(
             items=page.items, total=page.total, limit=page.limit, offset=page.offset, niche=niche
         )
+        stamp(made, envelope.request_id)
+        return made
 
     def niche_videos(
         self,

@@ -33,19 +33,30 @@
           +-- ValidationError              client-side: bad input, raised before any request
 
 Every error keeps its details in attributes, not only in its text; no text or repr
-ever carries the API key.
+ever carries the API key. Every :class:`APIError` raised for a request carries its
+``request_id``: the id the service's reply named, else the one the SDK sent in
+``X-Request-Id`` (None only where no request was made).
 
 A creation costs credits and has no idempotency key: it is resent only after a 429 (the
 service's own limiter refused it) or a failure before any byte left. Anything else that
 leaves its fate open is an :class:`AmbiguousCreationError`, reconciled with the service
 and never resent blindly; "a 503 means nothing happened" is a guess, since a proxy in
 front of the service answers 503 for a request it may have forwarded.
+
+May import: nothing of the package (the journal's errors live in ``errors.journal``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+from asyncclient.errors.journal import (
+    JournalError,
+    JournalKeyError,
+    JournalLockedError,
+    JournalWriteError,
+)
 
 __all__ = [
     "APIConnectionError",
@@ -81,7 +92,12 @@ class APIError(Exception):
         message: A human-readable description (the server's message when there is one).
         method: The HTTP method of the request, when known.
         path: The request path (no query string, never the key), when known.
+        request_id: The request's id: the service's request-id header when its reply
+            had one, else the ``X-Request-Id`` the SDK sent (the same on every retry);
+            None only when no request was made.
     """
+
+    request_id: str | None = None
 
     def __init__(self, message: str, *, method: str | None = None, path: str | None = None):
         super().__init__(message)
@@ -318,56 +334,6 @@ class FleetError(APIError):
     Raised where the fleet cannot fall back to what a lone process does; the Redis
     client's own error is ``__cause__``.
     """
-
-
-class JournalError(Exception):
-    """A batch's journal cannot be used or written; no row is sent on its account.
-
-    Subclasses: :class:`JournalLockedError`, :class:`JournalKeyError`,
-    :class:`JournalWriteError`.
-
-    Attributes:
-        path: The journal file.
-    """
-
-    def __init__(self, message: str, *, path: str):
-        super().__init__(message)
-        self.path = path
-
-
-class JournalLockedError(JournalError):
-    """Another run holds the journal (one run per journal): refused before reading it.
-
-    Attributes:
-        pid: The holder's process id, as its lock file says (None when unreadable).
-        host: The holder's host name, likewise.
-    """
-
-    def __init__(self, message: str, *, path: str, pid: int | None, host: str | None):
-        super().__init__(message, path=path)
-        self.pid = pid
-        self.host = host
-
-
-class JournalKeyError(JournalError):
-    """The journal belongs to another API key (it records a hash of the key, never the
-    key): resuming it with this one would read its rows wrongly."""
-
-
-class JournalWriteError(JournalError):
-    """A record was not written whole and synced (a full disk, a file size limit, a
-    short write): the file was cut back to its last whole line and the run stops; a
-    ``submit`` record that failed means its row was not sent.
-
-    Attributes:
-        event: The record's event (``submit``, ``accepted``, ...; ``batch`` the header).
-        row: The record's row, None for the header.
-    """
-
-    def __init__(self, message: str, *, path: str, event: str, row: int | None):
-        super().__init__(message, path=path)
-        self.event = event
-        self.row = row
 
 
 class JobTimeoutError(TimeoutError):
