@@ -22,6 +22,7 @@ from asyncclient.awaiting.jobs import Jobs
 from asyncclient.awaiting.poller import JobPoller, Poller, PollPolicy
 from asyncclient.http.caller import Caller, ClientStats
 from asyncclient.http.gate import Gate
+from asyncclient.http.options import ClientOptions
 from asyncclient.http.protocol import MAX_BODY_BYTES
 from asyncclient.http.transport import AiohttpTransport, ClientSession, Timeouts
 from asyncclient.http.urls import (
@@ -71,7 +72,7 @@ __all__ = [
 ENV_REDIS_URL = "ASYNCCLIENT_REDIS_URL"
 
 
-class AsyncClient:
+class AsyncClient(ClientOptions):
     """The asyncio client of the video-generation service.
 
     Build it anywhere (a notebook cell, a module); its aiohttp session is made

@@ -261,8 +261,8 @@ class Caller:
             exc.request_id = request_id
             raise
         envelope.request_id = request_id
-        if (answers := RESPONSES.get()) is not None:  # a raw-response call
-            answers.append((response, request_id))
+        if (sink := RESPONSES.get()) is not None:  # a raw-response call
+            sink.add(response, request_id)
         self.reach.heard()
         return envelope
 

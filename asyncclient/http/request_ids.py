@@ -23,6 +23,7 @@ __all__ = [
     "REQUEST_ID_HEADER",
     "RESPONSES",
     "Answered",
+    "Sink",
     "new_request_id",
     "service_request_id",
     "with_request_id",
@@ -37,7 +38,23 @@ _SERVICE_HEADERS = (REQUEST_ID_HEADER, "Request-Id", "X-Correlation-Id")
 Answered = tuple[Response, str]
 """A decoded reply and its request's id."""
 
-RESPONSES: ContextVar[list[Answered] | None] = ContextVar("asyncclient_responses", default=None)
+
+class Sink:
+    """The replies one raw-response call got; closed when the call returns (a task it
+    started, which keeps its context, then adds nothing)."""
+
+    __slots__ = ("answers", "open")
+
+    def __init__(self) -> None:
+        self.answers: list[Answered] = []
+        self.open = True
+
+    def add(self, response: Response, request_id: str) -> None:
+        if self.open:
+            self.answers.append((response, request_id))
+
+
+RESPONSES: ContextVar[Sink | None] = ContextVar("asyncclient_responses", default=None)
 """Set by the raw-response face for one call: every reply the caller decodes in it."""
 
 

@@ -36,6 +36,7 @@ from asyncclient.sync.faces import (
     SyncVideos,
     SyncWebhooks,
 )
+from asyncclient.sync.raw import SyncRawResponses
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
     from asyncclient.batch.rows import BatchOptions
     from asyncclient.batch.runner import Batch
     from asyncclient.batch.status import BatchStatus
+    from asyncclient.http.options import CallOptions
     from asyncclient.models.requests import CreationRequest
     from asyncclient.ratelimit import Limiter
 
@@ -171,6 +173,24 @@ class Client:
         """Call any endpoint (see :meth:`AsyncClient.request`); the envelope's ``data``."""
         return self._loop.call(self._async.request, method, path, params=params, json=json)
 
+    def with_options(self, **options: Unpack[CallOptions]) -> Client:
+        """A client that sends with other timeouts or retry policy and shares the rest
+        (its loop thread, session, limiter, poller); closing it closes nothing shared
+        (see :meth:`AsyncClient.with_options`: ``timeout``, ``timeouts``, ``retry``,
+        ``max_retries``). Make it again in a forked child.
+
+        Raises:
+            ValidationError: A bad option, named.
+        """
+        return _WithOptions(self, self._async.with_options(**options))
+
+    @property
+    def with_raw_response(self) -> SyncRawResponses:
+        """Every namespace's request methods, blocking, each returning a
+        :class:`~asyncclient.RawResponse` (status, headers, rate-limit state, request id
+        and the parsed ``value``): ``client.with_raw_response.videos.get(video_id)``."""
+        return SyncRawResponses(self._async.with_raw_response, self._loop)
+
     @property
     def async_client(self) -> AsyncClient:
         """The :class:`~asyncclient.AsyncClient` this one runs (in its own loop thread:
@@ -221,3 +241,19 @@ class Client:
         raises ``RuntimeError``) and stop the loop's thread. Closing again does nothing;
         a call after it raises ``RuntimeError``."""
         self._loop.close(self._async.aclose)
+
+
+class _WithOptions(Client):
+    """A :class:`Client` made by :meth:`Client.with_options`: its parent's loop thread and
+    shared parts, other options; closing it closes nothing."""
+
+    def __init__(self, parent: Client, derived: AsyncClient) -> None:  # no super(): shares
+        self._async = derived
+        self._loop = parent._loop
+        self._arguments = parent._arguments
+
+    def _after_fork(self) -> None:
+        """Not tracked: a client made by ``with_options`` is made again in the child."""
+
+    def close(self) -> None:
+        """Closes nothing: the loop thread, the session and the poller are the parent's."""
