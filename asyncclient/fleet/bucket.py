@@ -101,7 +101,7 @@ else
   wait = (need - tokens) / rate
   if need == 2 then wait = math.max((1 - tokens) / rate, math.min(wait, front - now)) end
 end
-if ARGV[10] == '1' and wait > 0 then
+if ARGV[10] == '1' and take == 1 and wait > 0 then
   front = math.max(front, now + wait + 0.5 / rate)
 end
 redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'ts', tostring(now),
