@@ -41,6 +41,7 @@ from asyncclient.errors import (
     ValidationError,
     VideoFailedError,
 )
+from asyncclient.http.options import RawResponse
 from asyncclient.http.transport import Timeouts
 from asyncclient.lanes import Lane, lane
 from asyncclient.ratelimit import Limiter, Plan, RateLimit, TokenBucket
@@ -252,6 +253,7 @@ __all__ = [
     "ProductAdsRequest",
     "ProjectType",
     "RateLimit",
+    "RawResponse",
     "RateLimitError",
     "ReconciliationError",
     "RetryPolicy",
