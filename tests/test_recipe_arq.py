@@ -93,7 +93,7 @@ class Worker:
 
 
 async def until(
-    done: Callable[[], bool], *workers: Worker, what: str, within: float = 40.0
+    done: Callable[[], bool], *workers: Worker, what: str, within: float = 90.0
 ) -> None:
     """Wait for ``done()``; fail after ``within`` seconds, or when a worker exited."""
     deadline = time.monotonic() + within
