@@ -391,14 +391,22 @@ def _reads(emu: Emulator) -> list[tuple[float, str]]:
 
 
 @asynccontextmanager
-async def _on_plan(plan: Plan, scale: float) -> AsyncIterator[tuple[Emulator, AsyncClient]]:
-    """The emulator at ``scale`` and a client of a new team on ``plan`` that polls as often
-    as its share of the plan lets it."""
-    async with Emulator(time_scale=scale, seed=4, processing_seconds=60) as emu:
+async def _on_plan(
+    plan: Plan, scale: float | None = None
+) -> AsyncIterator[tuple[Emulator, AsyncClient]]:
+    """The emulator and a client of a new team on ``plan`` that polls as often as its share
+    of the plan lets it. With ``scale``, both run on real time sped up ``scale`` times;
+    without, on a fast-forwarded clock that moves the service's clock as far as its own
+    (so the test does not depend on how busy the machine is)."""
+    quick = PollPolicy(min_interval=0.0, max_interval=0.0)
+    async with Emulator(time_scale=scale or 1.0, seed=4, processing_seconds=60) as emu:
         key = emu.add_team(plan=plan.value, credits=100_000)
-        rate = plan.rate_limit.scaled(scale)
-        quick = PollPolicy(min_interval=0.0, max_interval=0.0)
-        async with AsyncClient(key, base_url=emu.url, plan=rate, polling=quick) as client:
+        if scale is None:
+            clock = FastForward(on_sleep=emu.advance)
+            options: dict[str, Any] = {"plan": plan.rate_limit, "clock": clock}
+        else:
+            options = {"plan": plan.rate_limit.scaled(scale)}
+        async with AsyncClient(key, base_url=emu.url, polling=quick, **options) as client:
             yield emu, client
 
 

@@ -267,8 +267,10 @@ async def test_a_batch_stops_with_accepted_rows_pending_when_the_emulator_goes_a
 async def test_completions_are_recorded_while_the_batch_still_submits() -> None:
     """On a plan the submissions saturate, rows complete (and are handed out) before the
     last creation is sent: polling keeps its share of the tokens."""
-    async with _on_plan(Plan.FREE, 600.0) as (emu, client):
-        batch = client.templates.generate_many("tpl_welcome", rows(60), spacing=0)
+    async with _on_plan(Plan.FREE) as (emu, client):
+        batch = client.templates.generate_many(
+            "tpl_welcome", rows(60), spacing=0, wait_timeout=None
+        )  # (a fast-forwarded clock would time a wait out at once)
         sent_when_done: list[int] = []
         async for result in batch:
             assert result.ok
