@@ -53,6 +53,16 @@ The figures, each with its goal and whether the median over the repetitions meet
 Run from the repository root:
 
     python benchmarks/redis_journal.py [--quick] [--sizes 10000 100000] [--repeat R] [--no-pin]
+        [--redis-py SPEC]
+
+The command line imports the redis-py of this environment, which may not be the one a
+user's ``pip install 'vidgen-asyncclient[redis]'`` brings: the test extras hold redis-py
+below 6 (arq's bound), and redis-py 5 imports PyJWT, and with it ``cryptography`` when
+that is installed (12 MiB of RSS), at import; redis-py 6 and later import them only for
+the token authentication that needs them. ``--redis-py 'redis==8.1.0'`` installs that
+release (``pip install --no-deps --target``) into the temporary folder and puts it first
+on the command line's ``PYTHONPATH`` (for both journals); the report's first line names
+the redis-py the command line imported, and whether PyJWT came with it.
 
 ``python -m benchmarks`` runs 100,000 rows once (about 30 minutes on 2 busy cores).
 
@@ -70,6 +80,7 @@ import math
 import os
 import signal
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -614,6 +625,32 @@ async def figures(quick: bool = False) -> list[Figure]:
     return out
 
 
+def install_redis_py(spec: str, folder: Path) -> None:
+    """Install ``spec`` (redis-py alone) into ``folder``, first on the command line's
+    ``PYTHONPATH`` (``child_env`` keeps the repository before it)."""
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(folder), spec],
+        check=True,
+    )
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        filter(None, [str(folder), os.environ.get("PYTHONPATH")])
+    )
+
+
+def redis_py_of_command_line() -> str:
+    """The redis-py a command line started as the runs start theirs imports, and whether
+    its import brings PyJWT (and, with it, ``cryptography`` where installed)."""
+    probe = "import sys, redis.asyncio, redis; print(redis.__version__, 'jwt' in sys.modules)"
+    out = subprocess.run(
+        [sys.executable, "-c", probe],
+        env=child_env("http://127.0.0.1:9", "probe"),
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    return f"redis-py {out[0]}" + (" (which imports PyJWT)" if out[1] == "True" else "")
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="2,000 rows (for CI)")
@@ -621,15 +658,22 @@ async def main() -> None:
     parser.add_argument("--repeat", type=int, default=1, help="repetitions, order alternated")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--no-pin", action="store_true", help="leave CPUs to the scheduler")
+    parser.add_argument(
+        "--redis-py", metavar="SPEC", help="the redis-py the command line imports (pip's form)"
+    )
     opts = parser.parse_args()
     sizes = sorted(set(opts.sizes or (QUICK_SIZES if opts.quick else FULL_SIZES)))
     if sizes[0] < 100 or opts.repeat < 1:
         parser.error("--sizes: 100 rows or more; --repeat: 1 or more")
     started = time.perf_counter()
-    pairs = await run_all(sizes, opts.repeat, opts.seed, not opts.no_pin, log=True)
+    with tempfile.TemporaryDirectory(prefix="redis-py-") as folder:
+        if opts.redis_py:
+            install_redis_py(opts.redis_py, Path(folder))
+        imported = redis_py_of_command_line()
+        pairs = await run_all(sizes, opts.repeat, opts.seed, not opts.no_pin, log=True)
     print(
         f"Redis journal against file journal: template rows through `asyncclient batch`, "
-        f"emulator on Premium at {SCALE:g}x; {machine()}; "
+        f"emulator on Premium at {SCALE:g}x; the command line on {imported}; {machine()}; "
         f"{time.perf_counter() - started:.0f} s"
     )
     print()
