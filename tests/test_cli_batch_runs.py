@@ -4,12 +4,15 @@ JSON document, its exit status, its rows file checked first, the demo's folder."
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import json
 import os
 import pty
 import re
 import signal
+import struct
 import sys
+import termios
 from pathlib import Path
 from typing import Any
 
@@ -258,10 +261,13 @@ async def test_on_a_terminal_the_batch_draws_a_live_bar(tmp_path: Path) -> None:
     assert "3 completed, 0 failed" in screen
 
 
-async def run_in_terminal(*args: str) -> tuple[int, str]:
-    """Run the command line with stdout and stderr on a pseudo-terminal; what it drew."""
+async def run_in_terminal(*args: str, columns: int = 160) -> tuple[int, str]:
+    """Run the command line with stdout and stderr on a pseudo-terminal ``columns``
+    wide; what it drew."""
     leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
     env = clean_env()
+    env.pop("COLUMNS", None)
     env["TERM"] = "xterm"
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "asyncclient", *args, stdout=follower, stderr=follower, env=env

@@ -122,7 +122,7 @@ HELP_DEFAULTS = [
         ["batch", "--help"],
         main,
         [
-            "--concurrency N rows in flight (default: 4)",
+            "--concurrency N creation requests in flight at once (default: 4)",
             "(default: 1.0)",
             "(default: 600.0)",
             "(default: 300.0)",

@@ -43,6 +43,12 @@ def lines(out: io.StringIO) -> list[str]:
     return out.getvalue().splitlines()
 
 
+@pytest.fixture(autouse=True)
+def wide_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A terminal wide enough for every figure (narrow ones: tests/test_cli_width.py)."""
+    monkeypatch.setenv("COLUMNS", "160")
+
+
 @pytest.fixture
 def time() -> VirtualTime:
     return VirtualTime()
@@ -70,7 +76,7 @@ async def test_a_change_gets_its_line_within_two_seconds_with_no_report_after_it
     await time.advance(0.1)
     assert len(lines(out)) == 2
     assert "0/100000" in lines(out)[1] and "submitted 1" in lines(out)[1]
-    assert "in flight 1" in lines(out)[1] and "elapsed 0:02" in lines(out)[1]
+    assert "processing 1" in lines(out)[1] and "elapsed 0:02" in lines(out)[1]
     display.close()
 
 
@@ -140,7 +146,7 @@ async def test_closing_writes_the_last_figures_however_soon_and_stops(
     display.close()
     text = lines(out)
     assert len(text) == 2 and text[1].startswith("[" + "#" * 12 + "." * 12 + "]  3/6")
-    figures = "completed 2  failed 0  rejected 1  in flight 2  pending 1  elapsed 0:00"
+    figures = "completed 2  failed 0  rejected 1  processing 2  pending 1  elapsed 0:00"
     assert figures + "  submitted 4" in text[1]
     await time.advance(600)
     assert len(lines(out)) == 2  # the timer stopped
@@ -157,7 +163,7 @@ async def test_the_last_report_is_written_at_once_and_stops_the_timer(
     await time.advance(0.1)
     display(run.at(submitted=2, completed=1, failed=1))
     assert len(lines(out)) == 2 and lines(out)[1].startswith("[" + "#" * 24 + "]  2/2")
-    assert "ETA" not in lines(out)[1] and "in flight" not in lines(out)[1]
+    assert "ETA" not in lines(out)[1] and "processing" not in lines(out)[1]
     await time.advance(600)
     display.close()
     assert len(lines(out)) == 2

@@ -82,7 +82,8 @@ def test_is_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
 # -- the batch's bar -------------------------------------------------------------------
 
 
-def test_batch_progress_on_a_terminal_is_a_bar_redrawn() -> None:
+def test_batch_progress_on_a_terminal_is_a_bar_redrawn(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "160")  # wide enough for every figure
     out = io.StringIO()
     display = ProgressDisplay(out, tty=True, clock=Ticks())
     for finished in range(5):

@@ -20,7 +20,13 @@ def add_batch_options(p: argparse.ArgumentParser) -> None:
     """Add the batch command's own options to its parser ``p``."""
     p.add_argument("rows", metavar="ROWS", help="a .csv (header line first) or .jsonl file")
     p.add_argument("--template", required=True, metavar="ID", help="the template's id")
-    p.add_argument("--concurrency", type=count, default=4, metavar="N", help="rows in flight")
+    p.add_argument(
+        "--concurrency",
+        type=count,
+        default=4,
+        metavar="N",
+        help="creation requests in flight at once",
+    )
     p.add_argument(
         "--spacing", type=seconds, default=1.0, metavar="S", help="seconds between two sends"
     )

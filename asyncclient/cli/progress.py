@@ -22,6 +22,7 @@ from attrs import frozen
 from asyncclient._clock import SYSTEM_CLOCK, Cancellable, Clock, timers_of
 from asyncclient._states import RowOutcome
 from asyncclient.batch.rows import BatchProgress
+from asyncclient.cli.progress_line import Part, fitted, joined
 from asyncclient.cli.terminal import LiveLine, bar, format_bytes, format_duration
 
 __all__ = [
@@ -81,10 +82,10 @@ def _counts(p: BatchProgress) -> tuple[object, ...]:
     )
 
 
-def _in_flight(p: BatchProgress) -> int:
+def _processing(p: BatchProgress) -> int:
     """Rows accepted by the service (by this run or an earlier one) whose videos are
     being made; the other rows without an outcome are pending (their turn to be sent,
-    or the service's answer to their submission)."""
+    or the service's answer to their submission: a request in flight)."""
     accepted = p.submitted + p.resumed - p.completed - p.failed
     return min(max(0, p.total - p.finished), max(0, accepted))
 
@@ -192,7 +193,12 @@ class ProgressDisplay:
         self._ended = False
 
     def line(
-        self, p: BatchProgress, *, elapsed: float | None = None, idle: float | None = None
+        self,
+        p: BatchProgress,
+        *,
+        elapsed: float | None = None,
+        idle: float | None = None,
+        columns: int | None = None,
     ) -> str:
         """The text of one update.
 
@@ -200,37 +206,47 @@ class ProgressDisplay:
             p: The figures.
             elapsed: Seconds since the batch started (default: ``p.elapsed``).
             idle: Seconds since the figures last changed, to say the batch waits.
+            columns: A terminal's width: the line is made to fit in one row less a
+                character (the least useful figures go, the bar narrows: see
+                :mod:`~asyncclient.cli.progress_line`); None (a log): every figure.
         """
         seconds = p.elapsed if elapsed is None else elapsed
-        done = p.finished / p.total if p.total else 1.0
+        parts = self._parts(p, seconds, idle)
+        if columns is None:
+            return joined(parts, self._width)
+        return fitted(parts, self._width, max(1, columns - 1))
+
+    def _parts(self, p: BatchProgress, seconds: float, idle: float | None) -> list[Part]:
+        """The figures of one update, each of a kind ranked in ``progress_line.RANKS``."""
         parts = [
-            bar(done, self._width),
-            f"{p.finished}/{p.total}",
-            f"completed {p.completed}",
-            f"failed {p.failed}",
+            Part("bar", "", done=p.finished / p.total if p.total else 1.0),
+            Part("finished", f"{p.finished}/{p.total}"),
+            Part("completed", f"completed {p.completed}"),
+            Part("failed" if p.failed else "failed 0", f"failed {p.failed}"),
         ]
         for outcome in _SHOWN_IF_ANY:
             if count := getattr(p, outcome, 0):
-                parts.append(f"{outcome.replace('_', ' ')} {count}")
+                parts.append(Part("outcome", f"{outcome.replace('_', ' ')} {count}"))
         if p.finished < p.total:
-            flying = _in_flight(p)
-            parts.append(f"in flight {flying}")
-            if pending := p.total - p.finished - flying:
-                parts.append(f"pending {pending}")
-        parts.append(f"elapsed {format_duration(seconds)}")
-        parts.append(f"submitted {p.submitted}")
+            making = _processing(p)
+            parts.append(Part("processing", f"processing {making}"))
+            if pending := p.total - p.finished - making:
+                parts.append(Part("pending", f"pending {pending}"))
+        parts.append(Part("elapsed", f"elapsed {format_duration(seconds)}"))
+        parts.append(Part("submitted", f"submitted {p.submitted}"))
         if self._earlier.finished:
-            parts.append(f"({self._earlier.finished} done before)")
+            parts.append(Part("before", f"({self._earlier.finished} done before)"))
         before = max(self._earlier.finished, p.done_before)
         new = max(0, p.completed + p.failed - before)
         rate = new / seconds * 60 if new and seconds > 0 else None
         if rate is not None:
-            parts.append(f"{rate:.1f}/min")
+            parts.append(Part("rate", f"{rate:.1f}/min"))
             if p.finished < p.total:
-                parts.append(f"ETA {format_duration((p.total - p.finished) / rate * 60)}")
+                eta = format_duration((p.total - p.finished) / rate * 60)
+                parts.append(Part("eta", f"ETA {eta}"))
         if idle is not None:
-            parts.append(f"waiting: no change for {format_duration(idle)}")
-        return "  ".join(parts)
+            parts.append(Part("waiting", f"waiting: no change for {format_duration(idle)}"))
+        return parts
 
     def resume(self, earlier: Earlier, intro: str | None = None) -> None:
         """What the journal says earlier runs did, learnt once the batch read it (before
@@ -285,7 +301,8 @@ class ProgressDisplay:
         idle = now - self._changed_at
         elapsed = p.elapsed + max(0.0, now - self._latest_at)
         waiting = idle if idle >= self._heartbeat else None
-        self._live.draw(self.line(p, elapsed=elapsed, idle=waiting))
+        columns = self._live.columns() if self._live.tty else None
+        self._live.draw(self.line(p, elapsed=elapsed, idle=waiting, columns=columns))
         self._shown, self._shown_at = _counts(p), now
 
     def _ring(self) -> None:
@@ -304,7 +321,8 @@ class ProgressDisplay:
         p = self._latest
         assert p is not None
         elapsed = p.elapsed + max(0.0, now - self._latest_at)
-        self._live.draw(self.line(p, elapsed=elapsed), final=True)
+        columns = self._live.columns() if self._live.tty else None
+        self._live.draw(self.line(p, elapsed=elapsed, columns=columns), final=True)
 
 
 class DownloadProgress:

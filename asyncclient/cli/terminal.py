@@ -19,6 +19,7 @@ __all__ = [
     "format_duration",
     "is_terminal",
     "table_lines",
+    "terminal_columns",
 ]
 
 CLEAR_LINE = "\r\x1b[2K"
@@ -40,6 +41,30 @@ def is_terminal(stream: Any) -> bool:
     except ValueError:  # a closed file
         return False
     return tty and os.environ.get("TERM") != "dumb"
+
+
+MIN_COLUMNS = 20
+"""The narrowest width a line is fitted to (a narrower terminal wraps it)."""
+
+
+def terminal_columns(stream: Any) -> int:
+    """The width of the terminal ``stream`` writes to.
+
+    Args:
+        stream: A file object (``sys.stderr``).
+
+    Returns:
+        ``COLUMNS`` if it is a positive number, else the terminal's width, else 80;
+        at least :data:`MIN_COLUMNS`.
+    """
+    env = os.environ.get("COLUMNS", "")
+    columns = int(env) if env.isdigit() else 0
+    if not columns:
+        try:
+            columns = os.get_terminal_size(stream.fileno()).columns
+        except (AttributeError, OSError, ValueError):  # not a terminal, closed, no fileno
+            columns = 0
+    return max(MIN_COLUMNS, columns or 80)
 
 
 def format_duration(seconds: float | None) -> str:
@@ -118,11 +143,20 @@ class LiveLine:
             final: The last one: a terminal keeps it on screen and moves to the next line.
         """
         if self.tty:
+            limit = self.columns() - 1  # a full row would wrap before ``\r`` (some terminals)
+            if len(text) > limit:
+                text = text[: limit - 3] + "..."
             self.stream.write(CLEAR_LINE + text + ("\n" if final else ""))
             self._drawn = not final
         else:
             self.stream.write(text + "\n")
         self.stream.flush()
+
+    def columns(self) -> int:
+        """The terminal's width, asked at each redraw (it may have been resized):
+        ``COLUMNS`` if set (as :func:`shutil.get_terminal_size` reads it), else the
+        stream's terminal; 80 when neither says, never less than :data:`MIN_COLUMNS`."""
+        return terminal_columns(self.stream)
 
     def close(self) -> None:
         """End a line left drawn on a terminal (after an interruption, say)."""
