@@ -1,20 +1,16 @@
-"""AsyncClient: the facade on top; it reads the configuration and composes the wings below.
+"""The asyncio client of the service, :class:`AsyncClient`, and :func:`batch_status`."""
 
-The wings, from the bottom: ``http`` (the sans-I/O protocol, the aiohttp transport and
-the caller, the one request path), ``resources`` (one module per resource),
-``awaiting`` (jobs and the poller), ``batch`` (submitting many) and ``fleet`` (one
-poller per API key across processes). Each takes what it uses as arguments; only this
-module knows them all.
-"""
+# The facade on top: it reads the configuration and composes the wings below (http,
+# resources, awaiting, batch, fleet); each takes what it uses as arguments, and only
+# this module knows them all.
 
 from __future__ import annotations
 
 import functools
 import os
 import ssl
-from collections.abc import Iterable, Sequence
-from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from asyncclient._clock import SYSTEM_CLOCK, Clock
 from asyncclient._version import __version__
@@ -70,6 +66,21 @@ __all__ = [
 ]
 
 ENV_REDIS_URL = "ASYNCCLIENT_REDIS_URL"
+C = TypeVar("C")
+T = TypeVar("T")
+
+
+def cached(make: Callable[[C], T]) -> Callable[[C], T]:
+    """A namespace's getter that makes it once and keeps it in the client's ``__dict__``
+    under its name, where ``with_options`` and a forked child's client find it."""
+
+    @functools.wraps(make)
+    def get(client: C) -> T:
+        if make.__name__ not in client.__dict__:
+            client.__dict__[make.__name__] = make(client)
+        return client.__dict__[make.__name__]  # type: ignore[no-any-return]
+
+    return get
 
 
 class AsyncClient(ClientOptions):
@@ -119,8 +130,8 @@ class AsyncClient(ClientOptions):
         webhook_token: The notification token; falls back to
             ``ASYNCCLIENT_WEBHOOK_TOKEN``, else it is derived from the API key (every
             process with the key derives the same one).
-        previous_api_keys: Keys being rotated out (spec 5.6): notifications carrying
-            their tokens are still accepted. An empty or blank one is left out.
+        previous_api_keys: Keys being rotated out: notifications carrying their
+            tokens are still accepted. An empty or blank one is left out.
         redis: A Redis URL or a ``redis.asyncio.Redis`` shared by the processes of a
             fleet that use this key; falls back to ``ASYNCCLIENT_REDIS_URL``. Through
             it, under a hash of the key, they share the token bucket (without ``plan``
@@ -131,12 +142,6 @@ class AsyncClient(ClientOptions):
         ValueError: No API key (or an empty or blank one) or base URL could be found, or
             the URL is unsafe. A :class:`~asyncclient.errors.ValidationError` names a bad
             ``proxy``, ``ca_bundle`` or proxy or certificate environment variable.
-
-    Attributes:
-        videos: Read, list and download videos (spec 4.10, 4.11): a
-            :class:`~asyncclient.resources.Videos`.
-        jobs: Rebuild jobs from stored ids; the shared poller (``client.jobs.poller``):
-            a :class:`~asyncclient.awaiting.jobs.Jobs`.
     """
 
     def __init__(
@@ -206,44 +211,44 @@ class AsyncClient(ClientOptions):
     def _compose(self, polling: PollPolicy | None) -> None:
         """Build what reading and awaiting videos needs; the rest is built on first use."""
         caller = self._caller
-        self.videos = Videos(caller, files=self._transport)
-        """Read and list videos (spec 4.10, 4.11)."""
+        self.__dict__["videos"] = Videos(caller, files=self._transport)
+        paced: dict[str, Any] = dict(limiter=caller.limiter, clock=self._clock, gate=caller.gate)
         poller: JobPoller
         if self._fleet is None:
-            poller = Poller(
-                self.videos,
-                limiter=caller.limiter,
-                policy=polling,
-                clock=self._clock,
-                gate=caller.gate,
-            )
+            poller = Poller(self.videos, policy=polling, **paced)
         else:  # one poller for the fleet: the lease holder polls, the others listen
             from asyncclient.fleet.poller import FleetPoller
 
             # It composes a Poller and offers what jobs need of one (JobPoller).
-            poller = FleetPoller(
-                self.videos,
-                store=self._fleet,
-                limiter=caller.limiter,
-                policy=polling,
-                clock=self._clock,
-                gate=caller.gate,
-            )
-        self.jobs = Jobs(poller)
-        """Rebuild jobs from stored ids; the shared poller (``client.jobs.poller``)."""
+            poller = FleetPoller(self.videos, store=self._fleet, policy=polling, **paced)
+        self.__dict__["jobs"] = Jobs(poller)
 
-    @functools.cached_property
+    @property
+    def videos(self) -> Videos:
+        """:class:`~asyncclient.resources.Videos`: read, list and download videos."""
+        return self.__dict__["videos"]  # type: ignore[no-any-return]
+
+    @property
+    def jobs(self) -> Jobs:
+        """:class:`~asyncclient.awaiting.jobs.Jobs`: jobs from stored ids; the shared
+        poller (``client.jobs.poller``)."""
+        return self.__dict__["jobs"]  # type: ignore[no-any-return]
+
+    @property
+    @cached
     def projects(self) -> Projects:
-        """Create videos in the nine formats (spec 4.1 to 4.9)."""
+        """:class:`~asyncclient.resources.Projects`: create videos in the nine formats."""
         from asyncclient.resources.projects import Projects
 
         return Projects(
             self._caller, jobs=self.jobs, videos=self.videos, webhook=self.notification_url
         )
 
-    @functools.cached_property
+    @property
+    @cached
     def templates(self) -> Templates:
-        """List and read templates (spec 4.19, 4.20)."""
+        """:class:`~asyncclient.resources.Templates`: list and read templates; create
+        videos from one, one or many at a time."""
         from asyncclient.resources.templates import Templates
 
         return Templates(
@@ -256,41 +261,44 @@ class AsyncClient(ClientOptions):
             journal_opener=_open_redis_journal,
         )
 
-    @functools.cached_property
+    @property
+    @cached
     def integrations(self) -> Integrations:
-        """Connected social-platform accounts (spec 4.14)."""
+        """:class:`~asyncclient.resources.Integrations`: connected social-platform accounts."""
         from asyncclient.resources.integrations import Integrations
 
         return Integrations(self._caller)
 
-    @functools.cached_property
+    @property
+    @cached
     def schedule(self) -> Schedule:
-        """Schedule posts to social platforms (spec 4.12, 4.13)."""
+        """:class:`~asyncclient.resources.Schedule`: schedule posts to social platforms."""
         from asyncclient.resources.schedule import Schedule
 
         return Schedule(self._caller, integrations=self.integrations)
 
-    @functools.cached_property
+    @property
+    @cached
     def social(self) -> Social:
-        """Social research (spec 4.15 to 4.18)."""
+        """:class:`~asyncclient.resources.Social`: social research (searches, niches,
+        accounts' analytics)."""
         from asyncclient.resources.social import Social
 
         return Social(self._caller)
 
-    @functools.cached_property
+    @property
+    @cached
     def webhooks(self) -> ClientWebhooks:
-        """This client's notification receiver: mount ``client.webhooks.handle`` (an
-        aiohttp handler) at the path of ``webhook_url``, or serve
-        ``client.webhooks.app(path)``. A genuine notification finishes the jobs this
-        process awaits for its video; :meth:`ClientWebhooks.on_event` adds callbacks."""
+        """:class:`~asyncclient.webhooks.ClientWebhooks`: this client's notification
+        receiver. Mount ``client.webhooks.handle`` (an aiohttp handler) at the path of
+        ``webhook_url``, or serve ``client.webhooks.app(path)``. A genuine notification
+        finishes the jobs this process awaits for its video;
+        :meth:`ClientWebhooks.on_event` adds callbacks."""
         from asyncclient.webhooks import ClientWebhooks  # aiohttp's server side
 
+        finder, tokens, shared = self.jobs.poller, self._notification_tokens, self._fleet
         return ClientWebhooks(
-            self,
-            finder=self.jobs.poller,
-            tokens=self._notification_tokens,
-            url=self._webhook_url,
-            shared=self._fleet,
+            self, finder=finder, tokens=tokens, url=self._webhook_url, shared=shared
         )
 
     @property
@@ -344,12 +352,7 @@ class AsyncClient(ClientOptions):
     async def __aenter__(self) -> AsyncClient:
         return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
 
     async def aclose(self) -> None:

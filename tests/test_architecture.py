@@ -51,8 +51,8 @@ MAY_IMPORT: dict[str, set[str]] = {
     "notebook": BOTTOM | {"awaiting", "batch"},
     "client": BOTTOM
     | {"http", "awaiting", "batch", "resources", "fleet", "webhooks", "ratelimit", "retry"},
-    "sync": BOTTOM  # the synchronous face: the facade and what its methods return
-    | {"client", "awaiting", "batch", "resources", "webhooks", "http", "ratelimit"},
+    "sync": BOTTOM  # the synchronous face: the facade and what its methods take and return
+    | {"client", "awaiting", "batch", "resources", "webhooks", "http", "ratelimit", "retry"},
     # the ASGI face: the facade (its types), the receiver it serves, what that answers
     "asgi": BOTTOM | {"client", "webhooks", "awaiting"},
     "cli": {"*"},  # the command line is on top: it may use anything
