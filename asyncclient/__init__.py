@@ -38,6 +38,7 @@ from asyncclient.errors import (
     PermissionDeniedError,
     RateLimitError,
     ReconciliationError,
+    RowChangedError,
     ValidationError,
     VideoFailedError,
 )
@@ -257,6 +258,7 @@ __all__ = [
     "RawResponse",
     "ReconciliationError",
     "RetryPolicy",
+    "RowChangedError",
     "RowOutcome",
     "RowResult",
     "Scene",

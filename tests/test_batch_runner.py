@@ -23,6 +23,7 @@ from asyncclient import (
     CreatedProject,
     Page,
     Plan,
+    RowChangedError,
     TalkingAvatarRequest,
     TokenBucket,
     ValidationError,
@@ -334,8 +335,9 @@ async def test_a_journal_of_other_rows_is_refused(
     await finish(emu, client.templates.generate_many("tpl_welcome", rows(2), journal=journal))
     changed = rows(2)
     changed[0]["first_name"] = "Other"
-    with pytest.raises(ValueError, match="changed since the journal"):
+    with pytest.raises(RowChangedError, match=r"rows\[0\]: not the row the journal") as info:
         await client.templates.generate_many("tpl_welcome", changed, journal=journal)
+    assert info.value.index == 0 and isinstance(info.value, ValidationError)
     with pytest.raises(ValueError, match="another batch"):
         await client.templates.generate_many(
             "tpl_promo", [{"title": "x", "discount": "5%"}], journal=journal

@@ -55,7 +55,7 @@ async def test_check_names_the_rows_that_would_be_rejected_and_sends_nothing(
         assert creations(emu) == 0
     assert code == 2, err
     assert "3 rows checked" in out and "1 would be rejected" in out  # ("" is a value)
-    assert "row 2: would be rejected: title: 'A' is also the title of row 0" in err
+    assert f"{rows}:4: would be rejected: title: 'A' is also the title of line 2" in err
 
 
 async def test_a_rows_file_that_is_not_utf8_is_refused_naming_it(tmp_path: Path) -> None:

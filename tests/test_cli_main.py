@@ -183,7 +183,7 @@ async def test_batch_reports_bad_rows_and_exits_nonzero(tmp_path: Path) -> None:
         finally:
             mover.cancel()
     assert code == 4  # partial failure: one row did not complete
-    assert "row 1: rejected: scenes[0].script: missing value for variable 'first_name'" in err
+    assert f"{rows}:2: rejected: scenes[0].script: missing value for variable 'first_name'" in err
     assert "1 completed, 0 failed, 1 rejected" in out
     assert len(list((tmp_path / "videos").glob("*.mp4"))) == 1
 

@@ -22,7 +22,7 @@ from asyncclient.batch.digests import DigestSet
 from asyncclient.batch.journal_table import RowState
 from asyncclient.batch.rows import Item
 from asyncclient.batch.store import JournalStore
-from asyncclient.errors import JournalWriteError, ValidationError
+from asyncclient.errors import JournalWriteError, RowChangedError
 from asyncclient.http.prepared import PreparedCreation
 from asyncclient.models.videos import CreatedProject, SentCreation
 
@@ -107,9 +107,7 @@ def check_fingerprint(item: Item, state: RowState) -> None:
     """Refuse a row that changed since the journal recorded its submission."""
     sent = (JournalEvent.SUBMIT, JournalEvent.ACCEPTED, JournalEvent.DONE)
     if state.event in sent and state.fingerprint != item.fingerprint:
-        raise ValidationError(
-            [f"rows[{item.index}]: changed since the journal recorded its submission"]
-        )
+        raise RowChangedError(item.index)
 
 
 class Notes:

@@ -47,9 +47,9 @@ from asyncclient.cli.results import (
     row_record,
     row_records,
 )
-from asyncclient.cli.rowsfile import RowsFile
+from asyncclient.cli.rowsfile import RowsFile, header_problem
 from asyncclient.client import AsyncClient
-from asyncclient.errors import JournalError, JournalWriteError
+from asyncclient.errors import JournalError, JournalWriteError, RowChangedError
 
 __all__ = ["batch_command", "interrupt_reported", "read_rows", "register"]
 
@@ -119,8 +119,53 @@ async def batch_command(args: argparse.Namespace, client: AsyncClient) -> int:
     except (OSError, ValueError) as exc:
         error(str(exc))
         return EXIT_USAGE
+    if await _header_refused(client, args, rows):
+        return EXIT_USAGE
     display = ProgressDisplay()
-    batch = client.templates.generate_many(
+    batch = _batch_of(args, client, rows, journal, display)
+    if args.check:
+        display.close()
+        return await _check_only(batch, rows, args.budget)
+    opened = _JournalRead(batch, display, journal)
+    batch.subscribe(opened)
+    out = _Results(args, rows)
+    try:
+        await out.consume(batch)
+    except asyncio.CancelledError:  # Ctrl-C: the batch and its journal are closed by now
+        display.close()
+        out.close()
+        return _interrupted(args, batch, out, journal)
+    except JournalWriteError as exc:  # a record lost: stopped before sending more
+        display.close()
+        out.close()
+        return _record_lost(args, batch, out, journal, exc)
+    except (JournalError, OSError, ValueError, RuntimeError) as exc:  # the journal of other
+        display.close()  # rows or of another key, held by another run, damaged; a changed
+        out.close()  # row; a journal that cannot be read
+        if isinstance(exc, OSError) and opened.read:
+            raise
+        if isinstance(exc, RowChangedError):
+            error(_changed_text(rows, exc.index, journal))
+        else:
+            error(str(exc).replace("accept_journal_loss=True", "--accept-journal-loss"))
+        return EXIT_USAGE
+    display.close()
+    out.close()
+    code = await _finish(args, client, out, batch.report(), journal)
+    if args.budget is not None:
+        _say_budget(batch.budget, batch.report().count(_R.SKIPPED), json_out=args.json)
+    return code
+
+
+def _batch_of(
+    args: argparse.Namespace,
+    client: AsyncClient,
+    rows: RowsFile,
+    journal: Where,
+    display: ProgressDisplay,
+) -> Batch:
+    """The batch the options describe (not started)."""
+    return client.templates.generate_many(
         args.template,
         rows,
         title_key=args.title_column,
@@ -138,35 +183,17 @@ async def batch_command(args: argparse.Namespace, client: AsyncClient) -> int:
         cost_per_row=args.cost_per_row,
         read_charges=True,  # credits spent: what the service charged each row
     )
-    if args.check:
-        display.close()
-        return await _check_only(batch, rows, args.budget)
-    opened = _JournalRead(batch, display, journal)
-    batch.subscribe(opened)
-    out = _Results(args)
-    try:
-        await out.consume(batch)
-    except asyncio.CancelledError:  # Ctrl-C: the batch and its journal are closed by now
-        display.close()
-        out.close()
-        return _interrupted(args, batch, out, journal)
-    except JournalWriteError as exc:  # a record lost: stopped before sending more
-        display.close()
-        out.close()
-        return _record_lost(args, batch, out, journal, exc)
-    except (JournalError, OSError, ValueError, RuntimeError) as exc:  # the journal of other
-        display.close()  # rows or of another key, held by another run, damaged; a changed
-        out.close()  # row; a journal that cannot be read
-        if isinstance(exc, OSError) and opened.read:
-            raise
-        error(str(exc).replace("accept_journal_loss=True", "--accept-journal-loss"))
-        return EXIT_USAGE
-    display.close()
-    out.close()
-    code = await _finish(args, client, out, batch.report(), journal)
-    if args.budget is not None:
-        _say_budget(batch.budget, batch.report().count(_R.SKIPPED), json_out=args.json)
-    return code
+
+
+async def _header_refused(client: AsyncClient, args: argparse.Namespace, rows: RowsFile) -> bool:
+    """A CSV file's columns checked against the template's variables (said, if not)."""
+    if rows.header is None:
+        return False
+    template = await client.templates.get(args.template)
+    problem = header_problem(rows, template.variable_names(), args.title_column, template.id)
+    if problem is not None:
+        error(problem)
+    return problem is not None
 
 
 async def _check_only(batch: Batch, rows: RowsFile, budget: int | None) -> int:
@@ -177,7 +204,8 @@ async def _check_only(batch: Batch, rows: RowsFile, budget: int | None) -> int:
         error(str(exc))
         return EXIT_USAGE
     for index, problems in found.problems:
-        note(f"row {index}: would be rejected: {'; '.join(problems)}")
+        said = rows.named("; ".join(problems))
+        note(f"{rows.path}:{rows.line_of(index)}: would be rejected: {said}")
     if found.rejected > len(found.problems):
         note(f"... and {found.rejected - len(found.problems)} more rows")
     print(f"{found.rows} rows checked in {rows.path}: {found.rejected} would be rejected")
@@ -186,6 +214,17 @@ async def _check_only(batch: Batch, rows: RowsFile, budget: int | None) -> int:
     if budget is not None:
         print(budget_fit_text(found, budget))
     return EXIT_OK if found.ok and not unknown else EXIT_USAGE
+
+
+def _changed_text(rows: RowsFile, index: int, journal: Where) -> str:
+    """A row that is not the one the journal recorded as sent: what to do."""
+    return (
+        f"{rows.path}:{rows.line_of(index)}: not the row the journal {journal} recorded as "
+        "sent: the rows changed since its run, or it is the journal of another batch of "
+        "this template. Nothing was sent. To resume that batch, run it with its own rows, "
+        "unchanged; to start a new batch with these rows, give it a journal of its own "
+        "(--journal NEW.journal.jsonl)."
+    )
 
 
 def estimate_text(found: BatchCheck) -> str:
@@ -227,7 +266,8 @@ class _Results:
     """Where a run's results go as rows finish: ``--out`` (one JSON line each), the
     rejections said at once, and the records ``--json`` and ``--download`` need."""
 
-    def __init__(self, args: argparse.Namespace) -> None:
+    def __init__(self, args: argparse.Namespace, rows: RowsFile) -> None:
+        self._rows = rows
         self._file: IO[str] | None = None
         if args.out:
             self._file = Path(args.out).open("w", encoding="utf-8")  # noqa: SIM115
@@ -238,12 +278,17 @@ class _Results:
     async def consume(self, batch: Batch) -> None:
         async for result in batch:
             self.count += 1
+            line = self._rows.line_of(result.index)
             if result.status is _R.REJECTED:
-                note(f"row {result.index}: rejected: {result.error}")
+                note(f"{self._rows.path}:{line}: rejected: {self._rows.named(str(result.error))}")
             if self._file is not None:
-                self._file.write(json.dumps(row_record(result, None)) + "\n")
+                self._file.write(json.dumps(row_record(result, None, line)) + "\n")
             if self._keep:
                 self.kept.append(result)
+
+    def line_of(self, index: int) -> int:
+        """The line of the rows file where row ``index`` starts."""
+        return self._rows.line_of(index)
 
     def close(self) -> None:
         if self._file is not None:
@@ -286,7 +331,8 @@ async def _finish(
     code = EXIT_OK if tally[_R.COMPLETED] == report.rows else EXIT_PARTIAL
     if args.json:
         summary = _summary_of(report, journal, tally, downloaded, code)
-        print_json({"summary": summary, "rows": row_records(results, downloaded.paths)})
+        records = row_records(results, downloaded.paths, out.line_of)
+        print_json({"summary": summary, "rows": records})
     else:
         _print_summary(report, journal, tally, downloaded, args.download)
     if report.stopped is not None:
@@ -391,4 +437,4 @@ def _print_stopped(batch: Batch, out: _Results, journal: Where, code: int, **mor
     )
     summary.update(more)
     results = sorted(out.kept, key=lambda r: r.index)
-    print_json({"summary": summary, "rows": row_records(results, {})})
+    print_json({"summary": summary, "rows": row_records(results, {}, out.line_of)})

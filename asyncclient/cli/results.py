@@ -5,7 +5,7 @@ the rows by outcome (from the batch's report), the per-row records of ``--out`` 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -58,11 +58,13 @@ def counts(report: BatchReport) -> dict[str, int]:
     return {name: report.count(RowOutcome(name)) for name in OUTCOMES}
 
 
-def row_record(result: RowResult, path: Path | None) -> dict[str, Any]:
-    """One row's JSON record (``--out``, ``--json``): row, status, title, ids, url,
+def row_record(result: RowResult, path: Path | None, line: int | None = None) -> dict[str, Any]:
+    """One row's JSON record (``--out``, ``--json``): row (0 for the first), the line
+    of the rows file it starts on (when it came from one), status, title, ids, url,
     error, whether an earlier run finished it, and the downloaded file's path (or None)."""
     return {
         "row": result.index,
+        **({"line": line} if line is not None else {}),
         "status": str(result.status),
         "title": result.title,
         "videoId": result.video_id,
@@ -74,9 +76,16 @@ def row_record(result: RowResult, path: Path | None) -> dict[str, Any]:
     }
 
 
-def row_records(results: Sequence[RowResult], paths: dict[int, Path]) -> list[dict[str, Any]]:
-    """One JSON record per result (see :func:`row_record`)."""
-    return [row_record(r, paths.get(r.index)) for r in results]
+def row_records(
+    results: Sequence[RowResult],
+    paths: dict[int, Path],
+    line_of: Callable[[int], int] | None = None,
+) -> list[dict[str, Any]]:
+    """One JSON record per result (see :func:`row_record`); ``line_of`` gives a row's
+    line in its rows file."""
+    return [
+        row_record(r, paths.get(r.index), line_of(r.index) if line_of else None) for r in results
+    ]
 
 
 @frozen

@@ -31,6 +31,7 @@
      |    +-- JobTimeoutError              a job did not finish within its wait
      +-- ValueError
           +-- ValidationError              client-side: bad input, raised before any request
+               +-- RowChangedError         a row is not the one the batch's journal sent
 
 Every error keeps its details in attributes, not only in its text; no text or repr
 ever carries the API key. Every :class:`APIError` raised for a request carries its
@@ -79,6 +80,7 @@ __all__ = [
     "PermissionDeniedError",
     "RateLimitError",
     "ReconciliationError",
+    "RowChangedError",
     "ValidationError",
     "VideoFailedError",
     "status_error_class",
@@ -383,6 +385,27 @@ class ValidationError(ValueError):
         else:
             text = f"{len(self.errors)} problems:\n" + "\n".join(f"  {e}" for e in self.errors)
         super().__init__(text)
+
+
+class RowChangedError(ValidationError):
+    """A batch's row is not the row its journal recorded as sent: the rows changed since
+    the journal's run, or the journal is of a batch of other rows with the same template
+    (or the same ``batch_id``). Nothing is sent: resume with the rows the journal was
+    made with, or start a new batch with another journal.
+
+    Attributes:
+        index: The row (0 for the first).
+    """
+
+    def __init__(self, index: int):
+        self.index = index
+        super().__init__(
+            [
+                f"rows[{index}]: not the row the journal recorded as sent (the rows changed "
+                "since, or the journal is of another batch): resume with the rows the journal "
+                "was made with, or start a new batch with another journal"
+            ]
+        )
 
 
 _BY_STATUS: dict[int, type[APIStatusError]] = {
