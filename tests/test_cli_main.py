@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from asyncclient import RowOutcome, RowResult
+from asyncclient.cli.demo import failed_lines
 from asyncclient.emulator import Emulator
 
 CREATE = "/v1/project/create"
@@ -312,3 +314,33 @@ async def test_sigkill_between_submit_and_its_answer(
     if not made_when_killed:
         resend = resumed.index(sent_for_row_3[-1])
         assert sum(i < resend for i in looks) >= 2
+
+
+async def test_the_demo_lists_the_videos_that_failed_with_their_reasons() -> None:
+    code, out, err = await run_cli("demo", "--rows", "100")
+    assert code == 0, err
+    summary = dict(re.findall(r"^\| ([a-z0-9 ]+?) +\| (.*)$", out, re.M))
+    failed = int(summary["failed"])
+    assert failed >= 1, out  # (the emulator fails about one video in twenty)
+    assert f"{failed} rows did not complete:" in out
+    listed = re.findall(r"^(\d+) +failed +Welcome .+ (vid_\w+) +(.+)$", out, re.M)
+    assert len(listed) == failed, out
+    assert all(reason.strip() == "generation failed (simulated)" for *_, reason in listed)
+
+
+def test_the_demo_lists_twenty_rows_that_did_not_complete_at_most() -> None:
+    results = [
+        RowResult(
+            index=i, status=RowOutcome.FAILED, error=f"reason {i}", video_id=f"v{i}", title="T"
+        )
+        for i in range(25)
+    ] + [
+        RowResult(index=25, status=RowOutcome.COMPLETED),
+        RowResult(index=26, status=RowOutcome.SUBMITTED),
+    ]
+    lines = failed_lines(results)
+    assert lines[1] == "26 rows did not complete:"
+    assert sum(line.startswith(("1 ", "19 ")) for line in lines) == 2
+    assert "reason 19" in "\n".join(lines) and "reason 20" not in "\n".join(lines)
+    assert "... and 6 more (--json lists every row)" in lines
+    assert failed_lines(results[25:26]) == []

@@ -6,19 +6,20 @@ import argparse
 import contextlib
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from asyncclient._clock import SYSTEM_CLOCK
 from asyncclient._states import RowOutcome
 from asyncclient.batch.report import BatchReport
+from asyncclient.batch.runner import RowResult
 from asyncclient.cli.exits import EXIT_OK, EXIT_PARTIAL, EXIT_USAGE
 from asyncclient.cli.options import count
 from asyncclient.cli.output import error, note, print_json, print_summary
 from asyncclient.cli.progress import ProgressDisplay
 from asyncclient.cli.results import counts, download_results, row_records, run_batch
-from asyncclient.cli.terminal import format_duration
+from asyncclient.cli.terminal import format_duration, table_lines
 from asyncclient.client import ENV_API_KEY, ENV_BASE_URL, AsyncClient
 from asyncclient.ratelimit import Plan
 
@@ -154,9 +155,32 @@ async def _run(
         print_json({"summary": figures, "rows": row_records(results, downloaded.paths)})
         return code
     print_summary([(label, _shown(key, figures[key])) for key, label in _LABELS])
+    for line in failed_lines(results):
+        print(line)
     if emulator is not None:
         print("This ran against the embedded emulator, not the real service.")
     return code
+
+
+SHOWN_FAILED = 20
+"""Failed videos listed after the summary, at most (``--json`` has every row)."""
+
+
+def failed_lines(results: Sequence[RowResult]) -> list[str]:
+    """The videos that failed, or rows that ended without a video, each with its reason
+    (none: no line at all)."""
+    ended_badly = [r for r in results if r.status not in (RowOutcome.COMPLETED,)]
+    if not ended_badly:
+        return []
+    table = [
+        (r.index, str(r.status), r.title, r.video_id or "-", r.error or "no reason given")
+        for r in ended_badly[:SHOWN_FAILED]
+    ]
+    lines = ["", f"{len(ended_badly)} rows did not complete:"]
+    lines += table_lines(["row", "outcome", "title", "video", "reason"], table)
+    if len(ended_badly) > SHOWN_FAILED:
+        lines.append(f"... and {len(ended_badly) - SHOWN_FAILED} more (--json lists every row)")
+    return [*lines, ""]
 
 
 _LABELS = (
