@@ -1,4 +1,4 @@
-"""Client-side rate limiting: a token bucket sized by the subscription plan (spec 8.1).
+"""Client-side rate limiting: a token bucket sized by the subscription plan.
 
 The bucket holds at most ``burst`` tokens (less a small reserve for latency jitter,
 see :attr:`RateLimit.client_capacity`) and refills at ``per_minute / 60`` tokens a
@@ -94,7 +94,7 @@ class RateLimit:
 
 
 class Plan(enum.Enum):
-    """Subscription plans and their limits (spec 8.1)."""
+    """Subscription plans and their limits."""
 
     FREE = "free"
     STARTER = "starter"

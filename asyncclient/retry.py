@@ -1,6 +1,6 @@
 """Retry policy: a pure decision, ``(attempt, error) -> delay in seconds or None``.
 
-What is retried (spec 7 and 8.1; nothing here sleeps or sends):
+What is retried (nothing here sleeps or sends):
 
 - a GET: connection errors, timeouts, 429 and 500/502/503/504;
 - a creation POST, which costs credits and has no idempotency key, only when the

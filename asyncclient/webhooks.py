@@ -1,4 +1,4 @@
-"""Receiving the service's notifications (spec part 6): parse them, check them, answer them.
+"""Receiving the service's notifications: parse them, check them, answer them.
 
 The service POSTs a notification to the ``webhook`` URL of a creation when its
 video completes or fails, in one of two forms: form A (``{status, data:{videoId,
@@ -7,7 +7,7 @@ projectId, status, video:{...}}``). :func:`parse_event` reads either into one
 :class:`WebhookEvent` (pure, no I/O); whatever the input, it raises nothing but
 :class:`WebhookPayloadError`, and it bounds the body's size and nesting depth.
 
-Notifications carry no signature (spec 6: "not shown"), so anyone who knows the URL
+Notifications carry no signature, so anyone who knows the URL
 can send one. :class:`WebhookReceiver` (an aiohttp handler) defends with two options:
 
 - ``token``: a secret in the URL's query (``?token=...``; ``receiver.url_for(url)``
@@ -23,7 +23,7 @@ can send one. :class:`WebhookReceiver` (an aiohttp handler) defends with two opt
 
 Answers: 200 once your handler returned (or for a duplicate, dropped), 500 if it
 raised, 400 for a body that is no notification. The service retries any answer but
-200, 1, 5 and 15 minutes later (spec 6). An event is remembered for deduplication
+200, 1, 5 and 15 minutes later. An event is remembered for deduplication
 only once your handler took it (and, with ``confirm_with``, the record agreed): a
 forged or failed one never makes the genuine notification count as a duplicate.
 
@@ -228,7 +228,7 @@ class WebhookReceiver:
 
         ``body`` is read whole (refuse larger ones in the framework too); ``query`` maps
         each name to its value or values (Flask's ``request.args.to_dict(flat=False)``);
-        ``headers`` are read for nothing yet (notifications carry no signature, spec 6).
+        ``headers`` are read for nothing yet (notifications carry no signature).
         Returns the status and body to answer with.
         """
         del headers
@@ -418,7 +418,7 @@ class ClientWebhooks:
 
         The event is confirmed: ``event.confirmed`` is the service's record. If the
         callback raises, the answer is 500 and the service sends the notification
-        again later (spec 6), so a callback may see an event again after it failed.
+        again later, so a callback may see an event again after it failed.
         """
         self._callbacks.append(callback)
         return callback

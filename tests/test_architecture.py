@@ -190,15 +190,39 @@ def test_a_forbidden_import_between_wings_is_found() -> None:
     ]
 
 
+def contributors_note(source: str) -> str:
+    """The ``#`` comments at the top of a module, before its first statement after the
+    docstring: the notes for contributors (what the wing owns and may import), kept out
+    of the docstring that ``help()`` and the API reference show users."""
+    body = ast.parse(source).body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]
+    end = body[0].lineno - 1 if body else None
+    lines = source.splitlines()[:end]
+    return "\n".join(line.strip()[1:].strip() for line in lines if line.strip().startswith("#"))
+
+
+def silent_wings(sources: dict[str, str]) -> list[str]:
+    """The wings whose ``__init__`` says in no top comment what they may import."""
+    return sorted(
+        name for name, source in sources.items() if "May import" not in contributors_note(source)
+    )
+
+
 def test_every_wing_says_what_it_owns_and_may_import() -> None:
     wings = sorted(p for p in PACKAGE.iterdir() if (p / "__init__.py").is_file())
     assert {w.name for w in wings} >= {"http", "awaiting", "batch", "fleet", "cli", "notebook"}
-    silent = []
-    for wing in wings:
-        doc = ast.get_docstring(ast.parse((wing / "__init__.py").read_text("utf-8"))) or ""
-        if "May import" not in doc:
-            silent.append(wing.name)
-    assert silent == []
+    assert silent_wings({w.name: (w / "__init__.py").read_text("utf-8") for w in wings}) == []
+
+
+def test_a_wing_that_says_what_it_may_import_only_in_its_docstring_is_found() -> None:
+    sources = {
+        "noted": '"""Users\' text."""\n\n# Owns: x.\n# May import: ``models``.\n\nimport os\n',
+        "in_the_docstring": '"""Users\' text.\n\nMay import: ``models``.\n"""\n\nimport os\n',
+        "below_the_code": '"""Users\' text."""\n\nimport os\n\n# May import: ``models``.\n',
+        "silent": '"""Users\' text."""\n',
+    }
+    assert silent_wings(sources) == ["below_the_code", "in_the_docstring", "silent"]
 
 
 def test_the_top_level_keeps_only_the_public_faces_and_the_shared_core() -> None:

@@ -24,9 +24,9 @@ bookkeeping. It gives what the careful path gives or gives up, and then the care
 path (cattrs, every error with its wire path) decodes the value again from the start.
 
 The hooks live in ``hooks``, the generated fast path in ``fast``.
-
-May import: nothing of the package; the models reach it as the types it is asked for.
 """
+
+# May import: nothing of the package; the models reach it as the types it is asked for.
 
 from __future__ import annotations
 

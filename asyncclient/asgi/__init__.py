@@ -10,12 +10,12 @@
   ``client: AsyncClient = Depends(get_client)``. It is the one part that needs Starlette
   (``pip install "vidgen-asyncclient[asgi]"``), loaded when first named.
 
-``import asyncclient`` never imports this package, nor Starlette.
-
-Owns: the ASGI receiver, the lifespan helper and the dependency. May import: the facade
-(``client``, for types), ``webhooks`` and ``awaiting`` (what the receiver answers), the
-shared core; Starlette in :mod:`asyncclient.asgi.depends` only.
+``import asyncclient`` does not load this package, nor Starlette.
 """
+
+# Owns: the ASGI receiver, the lifespan helper and the dependency. May import: the facade
+# (``client``, for types), ``webhooks`` and ``awaiting`` (what the receiver answers), the
+# shared core; Starlette in :mod:`asyncclient.asgi.depends` only.
 
 from __future__ import annotations
 

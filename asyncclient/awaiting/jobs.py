@@ -1,14 +1,14 @@
 """VideoJob: an awaitable video in the making, and ``client.jobs``.
 
-A job follows one project: ``await job`` returns the completed video's detail
-(spec 2.3), raising :class:`VideoFailedError` when the service reports FAILED.
+A job follows one project: ``await job`` returns the completed video's detail,
+raising :class:`VideoFailedError` when the service reports FAILED.
 Jobs do not poll on their own: while at least one task waits on a job
 (``await job``, ``job.wait()``, ``job.updates()``), the client's single
 :class:`~asyncclient.awaiting.poller.Poller` watches it. Cancelling the waiting task stops
 watching and leaves the service's job alone.
 
-A project may hold several videos (spec 4.10: "results include all videos of
-those projects"). A job tracks all of them: ``job.video_ids`` lists them, the
+A project may hold several videos (the video list shows every video of a project).
+A job tracks all of them: ``job.video_ids`` lists them, the
 job is done when all are, ``await job`` returns the first one's detail (the
 one the creation response named, else the oldest), and ``job.videos`` holds
 every detail once done. If any fails, the job fails.

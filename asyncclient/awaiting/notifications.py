@@ -1,4 +1,4 @@
-"""Notifications (spec part 6) read into events: the pure half of :mod:`asyncclient.webhooks`.
+"""Notifications read into events: the pure half of :mod:`asyncclient.webhooks`.
 
 :func:`parse_event` reads form A or form B into a :class:`WebhookEvent` with no I/O and
 raises nothing but :class:`WebhookPayloadError`, whatever its input (size and nesting
@@ -51,13 +51,13 @@ class HasJobs(Protocol):
 
 MAX_BODY = 1024 * 1024
 """The largest body :func:`parse_event` reads by default, in bytes (a notification is ~1 KB
-plus its metadata, at most 5 KB by spec 4)."""
+plus its metadata, at most 5 KB)."""
 MAX_DEPTH = 64
 """The deepest nesting of arrays and objects :func:`parse_event` reads by default."""
 
 
 class WebhookPayloadError(ValueError):
-    """A body that is not a notification of spec part 6."""
+    """A body that is not a notification of the service (form A or form B)."""
 
 
 class WebhookMismatchError(WebhookPayloadError):
@@ -70,7 +70,8 @@ class WebhookEvent:
     """One notification, whichever form it came in."""
 
     form: str
-    """``A`` (creation endpoints, spec 6.1) or ``B`` (event-named, spec 6.2)."""
+    """``A`` (``{status, data: {videoId, ...}, message}``, as the creation endpoints
+    send) or ``B`` (``{event: "project.completed", projectId, ...}``, event-named)."""
     status: str
     """``COMPLETED`` or ``FAILED``."""
     event: str | None = None
@@ -84,7 +85,7 @@ class WebhookEvent:
     message: str | None = None
     """The failure's reason, or the notification's message."""
     metadata: dict[str, Any] = field(factory=dict)
-    """The creation's metadata, with ``projectId`` (form A, spec 6.1)."""
+    """The creation's metadata, with ``projectId`` (form A)."""
     duration: float | None = None
     thumbnail: str | None = None
     aspect_ratio: str | None = None
@@ -298,7 +299,7 @@ def _form_b(data: dict[str, Any]) -> WebhookEvent:
 def parse_event(
     body: bytes | str | Mapping[str, Any], *, max_size: int = MAX_BODY, max_depth: int = MAX_DEPTH
 ) -> WebhookEvent:
-    """Read a notification of either form (spec 6.1, 6.2).
+    """Read a notification of either form.
 
     Args:
         body: The request body (bytes or text), or its decoded JSON.

@@ -7,7 +7,7 @@ Whoever reads a video hands the record in with :meth:`JobState.take_record`
 in with :meth:`JobState.fail`. Status moves follow :data:`asyncclient._states.VIDEO`:
 a finished video stays finished.
 
-A project may hold several videos (spec 4.10); the job is done when all are, and
+A project may hold several videos; the job is done when all are, and
 fails if any fails.
 """
 

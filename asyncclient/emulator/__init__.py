@@ -16,11 +16,11 @@ creation's project exists and is charged whatever the client saw. A client that 
 ``emu.counters.faults`` counts them by kind; the request log names each request's fault,
 and for creations its title and project.
 See :mod:`asyncclient.emulator._faults` for the parameters.
-
-May import: the enumerations of ``models`` (pure data shared with the SDK, spec 2.1); it
-keeps its own request rules. Its pytest plugin may import the client. The core never
-imports it.
 """
+
+# May import: the enumerations of ``models`` (pure data shared with the SDK, spec 2.1); it
+# keeps its own request rules. Its pytest plugin may import the client. The core never
+# imports it.
 
 from asyncclient.emulator._clock import ServiceClock
 from asyncclient.emulator._context import Counters, RequestRecord

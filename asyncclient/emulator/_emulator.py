@@ -189,7 +189,8 @@ class Emulator:
         """Create a team and return its new API key.
 
         Args:
-            plan: ``free``, ``starter``, ``pro`` or ``premium`` (spec 8.1 rate limit).
+            plan: ``free``, ``starter``, ``pro`` or ``premium``: the plan's rate limit
+                (see :class:`~asyncclient.ratelimit.Plan`).
             credits: the starting balance.
             per_minute: a custom rate instead of the plan's (``burst`` defaults to it).
             burst: a custom bucket size.

@@ -16,7 +16,8 @@ PLANS: dict[str, tuple[int, int]] = {
     "pro": (300, 500),
     "premium": (1000, 2000),
 }
-"""Each plan's requests a minute and burst (spec 8.1), in service time."""
+"""Each plan's requests a minute and burst, in service time (see
+:class:`~asyncclient.ratelimit.Plan`)."""
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ __all__ = ["RETRY_DELAYS", "Attempt", "AttemptLog", "Dispatcher"]
 
 JSON = dict[str, Any]
 RETRY_DELAYS = (60.0, 300.0, 900.0)  # spec 6: service seconds after the previous attempt
-"""Service seconds from a failed notification attempt to the next (spec 6)."""
+"""Service seconds from a failed notification attempt to the next: 1, 5 and 15 minutes."""
 _RESOLUTION = {"ratio_9_16": "1080x1920", "ratio_16_9": "1920x1080", "ratio_1_1": "1080x1080"}
 
 

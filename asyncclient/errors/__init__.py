@@ -43,9 +43,9 @@ service's own limiter refused it) or a failure before any byte left. Anything el
 leaves its fate open is an :class:`AmbiguousCreationError`, reconciled with the service
 and never resent blindly; "a 503 means nothing happened" is a guess, since a proxy in
 front of the service answers 503 for a request it may have forwarded.
-
-May import: nothing of the package (the journal's errors live in ``errors.journal``).
 """
+
+# May import: nothing of the package (the journal's errors live in ``errors.journal``).
 
 from __future__ import annotations
 
@@ -309,7 +309,7 @@ class ReconciliationError(APIError):
 
 
 class VideoFailedError(APIError):
-    """The service reports the video FAILED (spec 3.1).
+    """The service reports the video FAILED.
 
     Attributes:
         video_id: The failed video.
@@ -375,7 +375,7 @@ class ValidationError(ValueError):
     """Bad input, found on the client before any request was sent.
 
     Attributes:
-        errors: Every problem found, each ``<field path>: <reason>`` (spec part 7).
+        errors: Every problem found, each ``<field path>: <reason>``.
     """
 
     def __init__(self, errors: Sequence[str]):

@@ -8,7 +8,7 @@ within a process, waiters queue first come, first served.
 
 The service's ``X-RateLimit-Remaining`` and a 429's pause are carried into the
 shared state on the next call, so every worker slows down, not just the one that
-was told. So is a limit the service announced (``X-RateLimit-Limit``, spec 8.1),
+was told. So is a limit the service announced (``X-RateLimit-Limit``),
 taken by :meth:`RedisTokenBucket.adopt`: the script writes it into the shared hash
 beside the tokens, and from then on every process's calls refill at it (a process
 made without a plan follows it as it is; a process given a plan only where it is

@@ -1,7 +1,6 @@
 """Per-call options and raw responses: ``client.with_options(...)``, ``client.with_raw_response``.
 
-:class:`ClientOptions` is a mixin of the client (it reads the client's ``_caller``,
-``_transport`` and namespaces, and never imports the client):
+:class:`ClientOptions` is a mixin of the client:
 
 - ``client.with_options(timeout=5, max_retries=0)`` is a client sharing the original's
   session, limiter, poller, gate, statistics and fleet, whose requests take other
@@ -9,6 +8,9 @@
 - ``client.with_raw_response.videos.get(video_id)`` is a :class:`RawResponse`: the reply's
   status, headers, rate-limit state and request id beside the parsed value.
 """
+
+# ClientOptions reads the client's _caller, _transport and namespaces, and never imports
+# the client.
 
 from __future__ import annotations
 

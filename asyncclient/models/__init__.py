@@ -2,9 +2,9 @@
 
 Each name loads its module on first use (PEP 562): building attrs classes is most of
 what importing the models costs, and a first request needs only a few of them.
-
-May import: nothing of the package but ``models`` itself.
 """
+
+# May import: nothing of the package but ``models`` itself.
 
 import importlib
 from typing import TYPE_CHECKING

@@ -1,4 +1,4 @@
-"""Nested objects of creation requests (spec 2.2).
+"""Nested objects of creation requests.
 
 Every field is optional and defaults to ``None``; a ``None`` field is not sent.
 Enum-typed fields accept the enum or its plain string value.
@@ -68,7 +68,7 @@ class AdSettings:
 
 @frozen(kw_only=True)
 class ProductAdSettings:
-    """The web page captured behind the avatar of a product ad (spec 4.3)."""
+    """The web page captured behind the avatar of a product ad."""
 
     website_url: str
     """Required: an HTTPS URL, publicly reachable, not behind authentication."""

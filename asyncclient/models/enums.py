@@ -1,11 +1,10 @@
-"""The enumerations of spec part 2.1, as ``str`` enums.
+"""The service's enumerations, as ``str`` enums.
 
 Every enum here is a ``str`` subclass, so a member compares equal to its wire
 value and plain strings are accepted wherever an enum is expected. Response
 decoding keeps values the service adds later as plain strings (see
 ``asyncclient._convert``), so none of these lists is a closed world at runtime.
 
-This module is pure data: the emulator may import it (architecture guide).
 """
 
 from __future__ import annotations
@@ -66,7 +65,7 @@ class TextAlignment(_StrEnum):
 
 
 class MediaType(_StrEnum):
-    """Source of the visuals for script to video (spec 4.2)."""
+    """Source of the visuals for script to video."""
 
     AI_IMAGES = "ai-images"
     AI_VIDEOS = "ai-videos"
@@ -102,7 +101,7 @@ class FrameModel(_StrEnum):
 
 
 class UGCLanguage(_StrEnum):
-    """Languages of the UGC video format (spec 4.7)."""
+    """Languages of the UGC video format."""
 
     EN = "en"
     ES = "es"
@@ -124,7 +123,7 @@ class SocialPlatform(_StrEnum):
 
 
 class ScheduleStatus(_StrEnum):
-    """Status of a scheduled post (spec 3.2)."""
+    """Status of a scheduled post."""
 
     PENDING = "pending"
     PUBLISHED = "published"
@@ -133,7 +132,7 @@ class ScheduleStatus(_StrEnum):
 
 
 class VideoStatus(_StrEnum):
-    """Status of a video record in responses (spec 3.1)."""
+    """Status of a video record in responses."""
 
     STARTED = "STARTED"
     COMPLETED = "COMPLETED"
@@ -141,7 +140,7 @@ class VideoStatus(_StrEnum):
 
 
 class VideoListStatus(_StrEnum):
-    """The lower-case status filter of ``GET /v1/video/list`` (spec 4.10)."""
+    """The lower-case status filter of ``GET /v1/video/list``."""
 
     DRAFT = "draft"
     PROCESSING = "processing"
@@ -150,21 +149,21 @@ class VideoListStatus(_StrEnum):
 
 
 class KeywordsStatus(_StrEnum):
-    """Keyword extraction state of a social search (spec 3.3)."""
+    """Keyword extraction state of a social search."""
 
     PENDING = "pending"
     COMPLETED = "completed"
 
 
 class TemplateVariableType(_StrEnum):
-    """Kind of a template variable: text, or a media URL (spec 2.9)."""
+    """Kind of a template variable: text, or a media URL."""
 
     TEXT = "text"
     MEDIA = "media"
 
 
 class ProjectType(_StrEnum):
-    """Project types of the video list filter (spec 4.10) and templates (4.19)."""
+    """Project types of the video list filter and of templates."""
 
     CLASS = "class"
     UGC_ADS = "ugc_ads"
@@ -182,7 +181,7 @@ class ProjectType(_StrEnum):
 
 
 class CaptionPreset(_StrEnum):
-    """The 22 caption presets of spec 2.1 (``CLASSIC`` is the stated default style)."""
+    """The 22 caption presets (``CLASSIC`` is the service's default style)."""
 
     DEFAULT = "default"
     BEAST = "beast"

@@ -18,7 +18,7 @@ class Page(Identified, Generic[T]):
     """One page of results, with the list's ``total``, ``limit`` and ``offset``.
 
     For the video list, ``limit``, ``offset`` and ``total`` count projects, and
-    ``items`` holds every video of those projects (spec 4.10).
+    ``items`` holds every video of those projects.
     """
 
     items: list[T]

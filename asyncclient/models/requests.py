@@ -51,7 +51,7 @@ __all__ = [
 
 @frozen(kw_only=True)
 class _Common:
-    """Optional fields shared by the creation endpoints (spec 4)."""
+    """Optional fields shared by the creation endpoints."""
 
     name: str | None = None
     """Project name (max 100)."""
@@ -63,14 +63,14 @@ class _Common:
 
 @frozen(kw_only=True)
 class UGCAdsRequest(_Common):
-    """POST /v1/project/create/ugc-ads (spec 4.1)."""
+    """POST /v1/project/create/ugc-ads."""
 
     PATH: ClassVar[str] = "/v1/project/create/ugc-ads"
     FORMAT: ClassVar[str] = "ugc_ads"
     script: str
     avatar_id: str
     voice_id: str | None = None
-    """Marked required, yet the avatar's default voice is used when omitted (spec 4.1)."""
+    """Marked required, yet the avatar's default voice is used when omitted."""
     media: list[str]
     lipsync_model: LipsyncModel | str | None = None
     ad_settings: AdSettings | None = None
@@ -82,7 +82,7 @@ class UGCAdsRequest(_Common):
 
 @frozen(kw_only=True)
 class ScriptToVideoRequest(_Common):
-    """POST /v1/project/create/script-to-video (spec 4.2)."""
+    """POST /v1/project/create/script-to-video."""
 
     PATH: ClassVar[str] = "/v1/project/create/script-to-video"
     FORMAT: ClassVar[str] = "script_to_video"
@@ -101,7 +101,7 @@ class ScriptToVideoRequest(_Common):
 
 @frozen(kw_only=True)
 class ProductAdsRequest(_Common):
-    """POST /v1/project/create/product-ads (spec 4.3)."""
+    """POST /v1/project/create/product-ads."""
 
     PATH: ClassVar[str] = "/v1/project/create/product-ads"
     FORMAT: ClassVar[str] = "product_ads"
@@ -119,7 +119,7 @@ class ProductAdsRequest(_Common):
 
 @frozen(kw_only=True)
 class ScenesRequest(_Common):
-    """POST /v1/project/create/scenes (spec 4.4). Each scene is sent with its ``type``."""
+    """POST /v1/project/create/scenes. Each scene is sent with its ``type``."""
 
     PATH: ClassVar[str] = "/v1/project/create/scenes"
     FORMAT: ClassVar[str] = "scenes"
@@ -134,7 +134,7 @@ class ScenesRequest(_Common):
 
 @frozen(kw_only=True)
 class HookDemoRequest(_Common):
-    """POST /v1/project/create/hook-demo (spec 4.5); completes at once."""
+    """POST /v1/project/create/hook-demo; completes at once."""
 
     PATH: ClassVar[str] = "/v1/project/create/hook-demo"
     FORMAT: ClassVar[str] = "hook_demo"
@@ -148,7 +148,7 @@ class HookDemoRequest(_Common):
 
 @frozen(kw_only=True)
 class TalkingAvatarRequest(_Common):
-    """POST /v1/project/create/talking-avatar (spec 4.6)."""
+    """POST /v1/project/create/talking-avatar."""
 
     PATH: ClassVar[str] = "/v1/project/create/talking-avatar"
     FORMAT: ClassVar[str] = "talking_avatar"
@@ -163,7 +163,7 @@ class TalkingAvatarRequest(_Common):
 
 @frozen(kw_only=True)
 class UGCVideoRequest(_Common):
-    """POST /v1/project/create/ugc-video (spec 4.7)."""
+    """POST /v1/project/create/ugc-video."""
 
     PATH: ClassVar[str] = "/v1/project/create/ugc-video"
     FORMAT: ClassVar[str] = "ugc_video"
@@ -178,7 +178,7 @@ class UGCVideoRequest(_Common):
 
 @frozen(kw_only=True)
 class AddCaptionsRequest(_Common):
-    """POST /v1/project/create/add-captions (spec 4.8)."""
+    """POST /v1/project/create/add-captions."""
 
     PATH: ClassVar[str] = "/v1/project/create/add-captions"
     FORMAT: ClassVar[str] = "add_captions"
@@ -190,7 +190,7 @@ class AddCaptionsRequest(_Common):
 
 @frozen(kw_only=True)
 class TemplateGenerationRequest:
-    """POST /v1/project/create (spec 4.9): a video from a template.
+    """POST /v1/project/create: a video from a template.
 
     Unlike the other formats it has ``title`` instead of ``name`` and no musicId.
     """
@@ -228,7 +228,8 @@ CreationRequest = (
 
 @frozen(kw_only=True)
 class PlatformData:
-    """Publication details of a scheduled post (rules per platform: spec 4.12)."""
+    """Publication details of a scheduled post; which fields a platform takes is
+    checked by :func:`~asyncclient.validation.validate` given the platform."""
 
     title: str | None = None
     """videosite: max 100 (falls back to the video name)."""
@@ -244,7 +245,7 @@ class PlatformData:
 
 @frozen(kw_only=True)
 class ScheduleRequest:
-    """POST /v1/schedule/create (spec 4.12)."""
+    """POST /v1/schedule/create."""
 
     PATH: ClassVar[str] = "/v1/schedule/create"
     video_id: str
@@ -256,7 +257,7 @@ class ScheduleRequest:
 
 @frozen(kw_only=True)
 class AnalyzeAccountRequest:
-    """POST /v1/social/account/analyze (spec 4.15)."""
+    """POST /v1/social/account/analyze."""
 
     PATH: ClassVar[str] = "/v1/social/account/analyze"
     username: str
@@ -265,7 +266,7 @@ class AnalyzeAccountRequest:
 
 @frozen(kw_only=True)
 class SearchRequest:
-    """POST /v1/social/search/create (spec 4.16)."""
+    """POST /v1/social/search/create."""
 
     PATH: ClassVar[str] = "/v1/social/search/create"
     search_term: str

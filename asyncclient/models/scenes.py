@@ -1,4 +1,4 @@
-"""Scenes of the multi-scene format (spec 4.4) and of template generation (spec 4.9)."""
+"""Scenes of the multi-scene format and of template generation."""
 
 from __future__ import annotations
 
@@ -105,7 +105,7 @@ class AvatarBox:
 
 @frozen(kw_only=True)
 class TemplateVariable:
-    """A value for one ``{{key}}`` of a template scene (spec 4.9)."""
+    """A value for one ``{{key}}`` of a template scene."""
 
     key: str
     """The placeholder name, case-sensitive (max 100)."""
@@ -122,7 +122,7 @@ class TemplateScene:
     script: str
     """The scene script; may contain ``{{placeholders}}`` (max 5000)."""
     variables: list[TemplateVariable]
-    """A value for every placeholder of the scene (spec 4.9 rule 2)."""
+    """A value for every placeholder of the scene."""
     avatar: AvatarBox | None = None
     """The scene's avatar and its box."""
     voice: str | None = None

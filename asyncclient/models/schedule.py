@@ -1,4 +1,4 @@
-"""Scheduled posts (spec 2.4) and integrations (spec 2.5)."""
+"""Scheduled posts and integrations."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ class IntegrationAccount:
 
 @frozen(kw_only=True)
 class Integration(Identified):
-    """A connected social-platform account (spec 2.5)."""
+    """A connected social-platform account."""
 
     id: str
     type: Platform | str | None = None
@@ -61,12 +61,12 @@ class PostPlatformData:
     privacy_status: str | None = None
     made_for_kids: bool | None = None
     error: str | None = None
-    """Failure detail, when publishing failed (spec 3.2)."""
+    """Failure detail, when publishing failed."""
 
 
 @frozen(kw_only=True)
 class ScheduledPost(Identified):
-    """A post scheduled for publication (spec 2.4)."""
+    """A post scheduled for publication."""
 
     id: str
     status: ScheduleStatus | str

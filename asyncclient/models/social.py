@@ -1,4 +1,4 @@
-"""Social research: analysed accounts, searches, social videos, niches (spec 2.6 to 2.8, 4.18)."""
+"""Social research: analysed accounts, searches, social videos, niches."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ __all__ = [
 
 @frozen(kw_only=True)
 class AccountStats:
-    """An analyzed account's counts (spec 2.6)."""
+    """An analyzed account's counts."""
 
     followers: int | None = None
     following: int | None = None
@@ -37,7 +37,7 @@ class AccountStats:
 
 @frozen(kw_only=True)
 class AccountAnalytics:
-    """An analyzed account's computed analytics (spec 2.6)."""
+    """An analyzed account's computed analytics."""
 
     engagement_rate: float | None = None
     virality_score: float | None = None
@@ -46,7 +46,7 @@ class AccountAnalytics:
 
 @frozen(kw_only=True)
 class AnalyzedAccount(Identified):
-    """A social account and its computed analytics (spec 2.6)."""
+    """A social account and its computed analytics."""
 
     id: str
     username: str | None = None
@@ -66,7 +66,7 @@ class AnalyzedAccount(Identified):
 
 @frozen(kw_only=True)
 class Creator:
-    """The creator of a social video (spec 2.8)."""
+    """The creator of a social video."""
 
     username: str | None = None
     display_name: str | None = None
@@ -77,7 +77,7 @@ class Creator:
 
 @frozen(kw_only=True)
 class SocialVideoStats:
-    """A social video's counts (spec 2.8)."""
+    """A social video's counts."""
 
     views: int | None = None
     likes: int | None = None
@@ -87,7 +87,7 @@ class SocialVideoStats:
 
 @frozen(kw_only=True)
 class SocialMusic:
-    """The music of a social video, on search results only (spec 2.8)."""
+    """The music of a social video, on search results only."""
 
     title: str | None = None
     artist: str | None = None
@@ -95,7 +95,7 @@ class SocialMusic:
 
 @frozen(kw_only=True)
 class SocialVideo(Identified):
-    """A video found by a search or listed for a niche (spec 2.8)."""
+    """A video found by a search or listed for a niche."""
 
     id: str
     external_id: str | None = None
@@ -116,7 +116,7 @@ class SocialVideo(Identified):
 
 @frozen(kw_only=True)
 class SearchAnalytics:
-    """A search's averages over its videos (spec 2.7)."""
+    """A search's averages over its videos."""
 
     avg_views: float | None = None
     avg_likes: float | None = None
@@ -137,7 +137,7 @@ class Pagination:
 
 @frozen(kw_only=True)
 class Search(Identified):
-    """A social search (spec 2.7); ``videos`` and ``pagination`` on retrieval only."""
+    """A social search; ``videos`` and ``pagination`` on retrieval only."""
 
     id: str
     search_term: str | None = None
@@ -164,7 +164,7 @@ class SearchCreated(Identified):
 
 @frozen(kw_only=True)
 class Niche(Identified):
-    """A content niche (spec 4.18)."""
+    """A content niche."""
 
     id: str
     label: str | None = None

@@ -1,4 +1,4 @@
-"""Templates (spec 2.9)."""
+"""Templates."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ __all__ = [
 ]
 
 PLACEHOLDER = re.compile(r"\{\{\s*([^{}]+?)\s*\}\}")
-"""A ``{{variable_name}}`` placeholder of a scene script (spec 4.9 rule 1)."""
+"""A ``{{variable_name}}`` placeholder of a scene script."""
 
 
 @frozen(kw_only=True)

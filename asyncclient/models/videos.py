@@ -1,4 +1,4 @@
-"""Video records (spec 2.3) and the result of a creation request."""
+"""Video records and the result of a creation request."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ TERMINAL_STATUSES = frozenset({VideoStatus.COMPLETED, VideoStatus.FAILED})
 
 @frozen(kw_only=True)
 class Video(Identified):
-    """A video as the list endpoint shows it (spec 2.3, list view)."""
+    """A video as the list endpoint shows it."""
 
     id: str
     """Video identifier."""
@@ -77,7 +77,7 @@ class VideoSettings:
 
 @frozen(kw_only=True)
 class VideoDetail(Video):
-    """A video as ``GET /v1/video/{id}`` shows it (spec 2.3, detail view)."""
+    """A video as ``GET /v1/video/{id}`` shows it."""
 
     type: str | None = None
     """Project type."""

@@ -1,9 +1,7 @@
-"""Notebook displays: a face a person touches.
+"""Notebook displays: the text and HTML views of jobs and batches, updated live.
 
-Owns: the text and HTML views of jobs and batches (``display``) and their live
-updates through IPython display ids (``live``). It attaches from outside, through what
-jobs and batches offer everyone (``job.updates()``, ``batch.subscribe``, their phase
-and progress), and reaches them through small protocols; IPython stays optional.
+Jobs and batches show themselves in a notebook through IPython display ids, updated as
+they change; IPython stays optional, and nothing of it is loaded until something shows.
 
 How it attaches: :func:`attach` registers IPython display formatters for
 ``VideoJob`` and ``Batch`` by type name (nothing is imported for it); each formatter
@@ -11,12 +9,16 @@ loads ``display`` or ``live`` when it first shows something. ``import asyncclien
 calls :func:`attach_to_running_shell`, which attaches to the IPython shell running
 now, if there is one (a Jupyter kernel, a terminal IPython); ``%load_ext
 asyncclient.notebook`` attaches to a shell started later.
-
-May import: ``awaiting`` (jobs' text, job state), ``batch`` (its text and phase),
-``models``, ``errors``, ``_states``. Nothing under ``awaiting/`` or ``batch/`` imports it.
-This module imports nothing at all until it shows something: IPython is never imported
-here (a shell that exists has loaded it already).
 """
+
+# Owns: the text and HTML views of jobs and batches (``display``) and their live
+# updates through IPython display ids (``live``). It attaches from outside, through what
+# jobs and batches offer everyone (``job.updates()``, ``batch.subscribe``, their phase
+# and progress), and reaches them through small protocols; IPython stays optional.
+# May import: ``awaiting`` (jobs' text, job state), ``batch`` (its text and phase),
+# ``models``, ``errors``, ``_states``. Nothing under ``awaiting/`` or ``batch/`` imports it.
+# This module imports nothing at all until it shows something: IPython is never imported
+# here (a shell that exists has loaded it already).
 
 from __future__ import annotations
 

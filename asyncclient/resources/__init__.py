@@ -2,11 +2,11 @@
 
 A resource's module loads when first named (PEP 562), as a client builds the
 resource on first use: ``import asyncclient`` loads only what reads videos.
-
-May import: ``http`` (the caller, the protocol; never the transport: downloads go through
-the small ``Downloads`` protocol), ``awaiting`` (jobs), ``batch`` (``generate_many``),
-``models``, ``validation``, ``errors``, ``_convert``, ``_clock``.
 """
+
+# May import: ``http`` (the caller, the protocol; never the transport: downloads go through
+# the small ``Downloads`` protocol), ``awaiting`` (jobs), ``batch`` (``generate_many``),
+# ``models``, ``validation``, ``errors``, ``_convert``, ``_clock``.
 
 import importlib
 from typing import TYPE_CHECKING

@@ -1,4 +1,4 @@
-"""What a creation answered, and finding what an ambiguous creation made (spec part 4)."""
+"""What a creation answered, and finding what an ambiguous creation made."""
 
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ def _str_or_none(value: Any) -> str | None:
 
 
 def created_from_envelope(envelope: dict[str, Any], request: CreationRequest) -> CreatedProject:
-    """Read a creation response, whatever its envelope variant (spec part 4).
+    """Read a creation response, whatever its envelope variant.
 
     Most formats answer ``data: {videoId, projectId, status}``; multi-scene
     answers a top-level ``projectId`` and no data; hook plus demo adds a

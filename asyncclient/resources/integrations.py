@@ -1,4 +1,4 @@
-"""Integrations: connected social-platform accounts (spec 4.14)."""
+"""Integrations: connected social-platform accounts."""
 
 from __future__ import annotations
 

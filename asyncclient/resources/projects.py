@@ -1,4 +1,4 @@
-"""Creation of videos in the nine formats (spec 4.1 to 4.9).
+"""Creation of videos in the nine formats.
 
 Each ``create_*`` method builds the request body of its endpoint, checks every
 rule of the spec before sending anything (``ValidationError`` lists all

@@ -1,4 +1,4 @@
-"""Scheduled posts (spec 4.12, 4.13)."""
+"""Scheduled posts."""
 
 from __future__ import annotations
 

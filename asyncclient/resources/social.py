@@ -1,4 +1,4 @@
-"""Social research: account analysis, searches, niche videos (spec 4.15 to 4.18)."""
+"""Social research: account analysis, searches, niche videos."""
 
 from __future__ import annotations
 

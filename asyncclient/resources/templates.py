@@ -1,4 +1,4 @@
-"""Templates: list and read (spec 4.19, 4.20).
+"""Templates: list and read.
 
 The spec does not name the list's query parameters; we send ``type``,
 ``limit`` and ``offset``, the names the other lists use.
@@ -117,7 +117,7 @@ class Templates(Resource):
         metadata: dict[str, Any] | None = None,
         **options: Unpack[BatchOptions],
     ) -> Batch:
-        """Generate one video per row from a template (spec 4.9), in bulk.
+        """Generate one video per row from a template, in bulk.
 
         A row maps column to value, as a CSV row reads: ``row["title"]`` is the
         video's title and every other key a variable's name
@@ -136,7 +136,8 @@ class Templates(Resource):
             language: Two-letter language code.
             webhook: HTTPS URL notified for each video.
             metadata: Echoed in each notification.
-            **options: How the batch runs: ``spacing`` (default 1 s, spec 8.3),
+            **options: How the batch runs: ``spacing`` (default 1 s, as the service
+                advises for bulk template requests),
                 ``concurrency``, ``journal``, ``on_progress``, ``budget``,
                 ``cost_per_row``, ``wait_timeout`` (see :class:`BatchSettings`).
 

@@ -1,4 +1,4 @@
-"""Videos: read one, list all, download one (spec 4.10, 4.11, 2.3)."""
+"""Videos: read one, list all, download one."""
 
 from __future__ import annotations
 
@@ -76,7 +76,7 @@ class Videos(Resource):
     ) -> pathlib.Path:
         """Download a completed video to disk, chunk by chunk.
 
-        The signed ``url`` (spec 2.3) is streamed to ``<file>.part``, checked
+        The signed ``url`` is streamed to ``<file>.part``, checked
         against ``size`` and Content-Length, then renamed to the file (missing
         folders are made). The file URL gets no API key (redirects are followed)
         and is not rate-limited; reading the video is. A URL answering 403
@@ -115,7 +115,7 @@ class Videos(Resource):
         """One page of the video list (templates excluded).
 
         ``limit``, ``offset`` and ``total`` count projects; the page holds every
-        video of those projects (spec 4.10).
+        video of those projects.
 
         Args:
             type: Project type filter (``all`` by default on the service).

@@ -47,7 +47,7 @@ __all__ = [
 
 
 class SyncVideos(Face):
-    """Read, list and download videos (spec 4.10, 4.11)."""
+    """Read, list and download videos."""
 
     __slots__ = ()
     get = blocking(Videos.get)
@@ -57,7 +57,7 @@ class SyncVideos(Face):
 
 
 class SyncProjects(Face):
-    """Create videos in the nine formats (spec 4.1 to 4.9); each returns a
+    """Create videos in the nine formats; each returns a
     :class:`SyncVideoJob`."""
 
     __slots__ = ()
@@ -78,7 +78,7 @@ class SyncProjects(Face):
 
 
 class SyncTemplates(Face):
-    """List and read templates (spec 4.19, 4.20); generate from one in bulk."""
+    """List and read templates; generate from one in bulk."""
 
     __slots__ = ()
     get = blocking(Templates.get)
@@ -88,14 +88,14 @@ class SyncTemplates(Face):
 
 
 class SyncIntegrations(Face):
-    """Connected social-platform accounts (spec 4.14)."""
+    """Connected social-platform accounts."""
 
     __slots__ = ()
     list = blocking(Integrations.list)
 
 
 class SyncSchedule(Face):
-    """Schedule posts to social platforms (spec 4.12, 4.13)."""
+    """Schedule posts to social platforms."""
 
     __slots__ = ()
     create = blocking(Schedule.create)
@@ -104,7 +104,7 @@ class SyncSchedule(Face):
 
 
 class SyncSocial(Face):
-    """Social research (spec 4.15 to 4.18)."""
+    """Social research: account analysis, searches, niche videos."""
 
     __slots__ = ()
     analyze_account = blocking(Social.analyze_account)

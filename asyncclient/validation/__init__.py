@@ -1,20 +1,23 @@
-"""Client-side request rules (spec parts 2, 4, 7 and 8): every problem at once.
+"""Client-side request rules: every problem of a request at once, before it is sent.
 
-Each request class maps to a tuple of rules (``_rules()``); a rule is a small
-function ``(obj, prefix, ctx) -> list[str]`` made by a factory (``_text``,
-``_enum``, ``_obj`` ...). Problems read ``<field path>: <reason>`` (spec 7), with
-wire (camelCase) field paths such as ``scenes[1].script``, in field order.
-:func:`validate` raises :class:`~asyncclient.errors.ValidationError` before any
-request is sent. The emulator keeps its own rules on purpose (architecture guide).
-
-Layout: ``_checks`` (generic checks and rule factories), ``_creation`` (spec 4.1-4.8),
-``_template`` (4.9), ``_schedule_social`` (4.12, 4.15, 4.16); this module holds the
-dispatch table, :func:`problems` and :func:`validate`. Importing it loads only
-``_checks`` (the path and query checks every resource uses); the request rules are
-imported when the first request is checked.
-
-May import: ``models``, ``errors``, ``_clock``.
+Problems read ``<field path>: <reason>``, with the service's (camelCase) field paths
+such as ``scenes[1].script``, in field order. :func:`validate` raises
+:class:`~asyncclient.errors.ValidationError` listing them before any request is sent;
+:func:`problems` returns them.
 """
+
+# Each request class maps to a tuple of rules (``_rules()``); a rule is a small function
+# ``(obj, prefix, ctx) -> list[str]`` made by a factory (``_text``, ``_enum``, ``_obj``
+# ...). The messages follow spec 7. The emulator keeps its own rules on purpose
+# (architecture guide).
+#
+# Layout: ``_checks`` (generic checks and rule factories), ``_creation`` (spec 4.1-4.8),
+# ``_template`` (4.9), ``_schedule_social`` (4.12, 4.15, 4.16); this module holds the
+# dispatch table, :func:`problems` and :func:`validate`. Importing it loads only
+# ``_checks`` (the path and query checks every resource uses); the request rules are
+# imported when the first request is checked.
+#
+# May import: ``models``, ``errors``, ``_clock``.
 
 from __future__ import annotations
 
@@ -104,10 +107,10 @@ def problems(
         request: A creation, schedule, account-analysis or search request.
         now: The current time (timezone-aware) for the schedule rule; the client passes
             its clock's; defaults to the real clock's.
-        platform: The integration's platform, for the platformData rules of spec 4.12.
+        platform: The integration's platform, for its rules of ``platform_data``.
             ``None`` (or an unknown value) applies only platform-independent checks.
         failures: Also report what the service accepts but whose generation then
-            fails (:func:`unfilled_placeholders`, spec 4.9 rule 2), so that a batch
+            fails (:func:`unfilled_placeholders`), so that a batch
             does not pay for such a row. :func:`validate` leaves them out.
 
     Returns:
@@ -140,8 +143,7 @@ def validate(
     """Check ``request`` before it is sent: what the service would refuse.
 
     A request the service accepts is never refused, even one whose generation is
-    bound to fail (a placeholder without a value, spec 4.9 rule 2: see
-    :func:`unfilled_placeholders`).
+    bound to fail (a placeholder without a value: see :func:`unfilled_placeholders`).
 
     Raises:
         ValidationError: Listing every problem found (see :func:`problems`).
@@ -152,9 +154,9 @@ def validate(
 def unfilled_placeholders(request: TemplateGenerationRequest) -> list[str]:
     """The ``{{placeholders}}`` of each scene script that no variable fills.
 
-    The service accepts such a request and the generation then fails (spec 4.9
-    rule 2), so :func:`validate` does not refuse it; a batch rejects such a row
-    before paying for it. Placeholders are case-sensitive (spec 4.9 rule 1).
+    The service accepts such a request and the generation then fails, so
+    :func:`validate` does not refuse it; a batch rejects such a row
+    before paying for it. Placeholders are case-sensitive.
 
     Returns:
         One ``scenes[<i>].script: missing value for variable '<name>'`` per name.

@@ -123,7 +123,7 @@ def check_range(path: str, value: int | None, *, low: int, high: int) -> list[st
 
 
 def check_page_size(path: str, value: int | None, *, high: int) -> list[str]:
-    """Check an optional ``limit`` of a list call: 1 to ``high`` (spec 8.2)."""
+    """Check an optional ``limit`` of a list call: 1 to ``high`` (the endpoint's most)."""
     return check_range(path, value, low=1, high=high)
 
 
