@@ -44,7 +44,7 @@ class BatchSettings:
     keyword arguments (see :class:`BatchOptions`).
 
     Attributes:
-        spacing: Least seconds between two submissions' starts (spec 8.3: about one).
+        spacing: Least seconds between two submissions' starts (the service advises about one).
         concurrency: Most creation requests in flight at once.
         journal: Where progress is recorded: a JSON Lines file, or a Redis URL
             ``redis://[:PASSWORD@]HOST:PORT/DB/NAME`` (``rediss://``; NAME names the

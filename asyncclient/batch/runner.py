@@ -8,7 +8,7 @@ generator or a file's reader; each is checked before it is sent (a template is
 fetched once), and a bad row is ``rejected`` before a credit is spent on it;
 ``await batch.check()`` checks every row first, keeping none. A row the service
 refuses is ``rejected`` too, and the batch goes on. Submissions start at least
-``spacing`` seconds apart (spec 8.3 advises about one second), at most
+``spacing`` seconds apart (the service advises about one second), at most
 ``concurrency`` at once, under the client's rate limiter. With a ``journal``
 file, running the same batch again resumes it (see ``asyncclient.batch.journal``).
 

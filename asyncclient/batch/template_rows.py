@@ -57,8 +57,8 @@ def row_to_request(
     """Build one row's request; returns it and the problems of the row itself.
 
     ``row[title_key]`` is the video's title, every other key a variable's name
-    (spec 4.9: every variable of every scene needs a value; ``""`` is one). The
-    spec's rules on the request are checked once, by :meth:`Item.of`.
+    (every variable of every scene needs a value; ``""`` is one). The service's
+    rules on the request are checked once, by :meth:`Item.of`.
     """
     found: list[str] = []
     values = {str(k): "" if v is None else str(v) for k, v in row.items() if k != title_key}
