@@ -53,16 +53,16 @@ The figures, each with its goal and whether the median over the repetitions meet
 Run from the repository root:
 
     python benchmarks/redis_journal.py [--quick] [--sizes 10000 100000] [--repeat R] [--no-pin]
-        [--redis-py SPEC]
+        [--venv]
 
-The command line imports the redis-py of this environment, which may not be the one a
-user's ``pip install 'vidgen-asyncclient[redis]'`` brings: the test extras hold redis-py
-below 6 (arq's bound), and redis-py 5 imports PyJWT, and with it ``cryptography`` when
-that is installed (12 MiB of RSS), at import; redis-py 6 and later import them only for
-the token authentication that needs them. ``--redis-py 'redis==8.1.0'`` installs that
-release (``pip install --no-deps --target``) into the temporary folder and puts it first
-on the command line's ``PYTHONPATH`` (for both journals); the report's first line names
-the redis-py the command line imported, and whether PyJWT came with it.
+The command line runs on this environment's Python, with every package the tests and
+benchmarks installed: redis-py below 6 (arq's bound), which imports PyJWT and through it
+``cryptography`` (12 MiB of RSS), and whatever optional packages redis-py picks up when
+present (``cryptography``, OpenTelemetry). That is not what a user's
+``pip install 'vidgen-asyncclient[redis]'`` brings. ``--venv`` makes a fresh virtual
+environment in the temporary folder, installs ``'.[redis]'`` into it as the README says,
+and runs both journals' command lines on its Python. The report's first line names the
+redis-py the command line imported and the optional packages that came with it.
 
 ``python -m benchmarks`` runs 100,000 rows once (about 30 minutes on 2 busy cores).
 
@@ -266,6 +266,7 @@ async def run_process(
 def command(rows: Path, journal: str, out: Path) -> list[str]:
     """``bulk.py``'s command line with ``journal`` (a file or a Redis URL)."""
     args = cli_command(rows, Path(), out)
+    args[0] = COMMAND_PYTHON
     args[args.index("--journal") + 1] = journal
     if journal.startswith("redis://"):
         args += ["--journal-lease", f"{LEASE:g}"]
@@ -625,30 +626,36 @@ async def figures(quick: bool = False) -> list[Figure]:
     return out
 
 
-def install_redis_py(spec: str, folder: Path) -> None:
-    """Install ``spec`` (redis-py alone) into ``folder``, first on the command line's
-    ``PYTHONPATH`` (``child_env`` keeps the repository before it)."""
-    subprocess.run(
-        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(folder), spec],
-        check=True,
-    )
-    os.environ["PYTHONPATH"] = os.pathsep.join(
-        filter(None, [str(folder), os.environ.get("PYTHONPATH")])
-    )
+COMMAND_PYTHON = sys.executable
+"""The Python the command lines run on (``--venv``: a fresh virtual environment's)."""
 
 
-def redis_py_of_command_line() -> str:
-    """The redis-py a command line started as the runs start theirs imports, and whether
-    its import brings PyJWT (and, with it, ``cryptography`` where installed)."""
-    probe = "import sys, redis.asyncio, redis; print(redis.__version__, 'jwt' in sys.modules)"
+def make_venv(folder: Path) -> str:
+    """A fresh virtual environment in ``folder`` with ``'.[redis]'`` installed (not
+    editable), as a user installs it; its Python."""
+    subprocess.run([sys.executable, "-m", "venv", str(folder)], check=True)
+    python = str(folder / "bin" / "python")
+    subprocess.run([python, "-m", "pip", "install", "-q", f"{ROOT}[redis]"], check=True)
+    return python
+
+
+def imports_of_command_line() -> str:
+    """The redis-py a command line started as the runs start theirs imports, and the
+    optional packages that came with its import."""
+    probe = (
+        "import sys, redis.asyncio, redis, asyncclient.fleet.journal; print(redis.__version__, "
+        "*sorted({'jwt', 'cryptography', 'opentelemetry'} & sys.modules.keys()))"
+    )
     out = subprocess.run(
-        [sys.executable, "-c", probe],
+        [COMMAND_PYTHON, "-c", probe],
         env=child_env("http://127.0.0.1:9", "probe"),
         capture_output=True,
         text=True,
         check=True,
     ).stdout.split()
-    return f"redis-py {out[0]}" + (" (which imports PyJWT)" if out[1] == "True" else "")
+    extra = f" (which imports {', '.join(out[1:])})" if out[1:] else " (alone)"
+    where = "a fresh venv" if sys.executable != COMMAND_PYTHON else "this environment"
+    return f"{where}: redis-py {out[0]}{extra}"
 
 
 async def main() -> None:
@@ -659,17 +666,18 @@ async def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--no-pin", action="store_true", help="leave CPUs to the scheduler")
     parser.add_argument(
-        "--redis-py", metavar="SPEC", help="the redis-py the command line imports (pip's form)"
+        "--venv", action="store_true", help="the command lines on a fresh venv of '.[redis]'"
     )
     opts = parser.parse_args()
     sizes = sorted(set(opts.sizes or (QUICK_SIZES if opts.quick else FULL_SIZES)))
     if sizes[0] < 100 or opts.repeat < 1:
         parser.error("--sizes: 100 rows or more; --repeat: 1 or more")
     started = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="redis-py-") as folder:
-        if opts.redis_py:
-            install_redis_py(opts.redis_py, Path(folder))
-        imported = redis_py_of_command_line()
+    global COMMAND_PYTHON
+    with tempfile.TemporaryDirectory(prefix="redis-journal-venv-") as folder:
+        if opts.venv:
+            COMMAND_PYTHON = make_venv(Path(folder))
+        imported = imports_of_command_line()
         pairs = await run_all(sizes, opts.repeat, opts.seed, not opts.no_pin, log=True)
     print(
         f"Redis journal against file journal: template rows through `asyncclient batch`, "
