@@ -1,4 +1,5 @@
-"""The service's description and an explorer of it: ``GET /openapi.json``, ``GET /docs``.
+"""The service's description and an explorer of it: ``GET /openapi.json``, ``GET /docs``
+and the explorer's example values, ``GET /docs/examples.json``.
 
 Both are package data (``data/openapi.json`` and ``data/explorer.html``), read when first
 asked for and then kept by the application. The served description names the emulator
@@ -10,7 +11,11 @@ neither route needs a key, is rate limited or logged (the service middleware han
 
 The explorer is one static page (its CSS and JavaScript inline) that loads
 ``openapi.json`` from beside itself and renders it; its Content-Security-Policy lets it
-load nothing else and send requests to this origin only.
+load nothing else and send requests to this origin only. Its "Try it" forms prefill
+request bodies from the description's schemas; where a field names one of the
+emulator's own resources (an avatar, a voice, a template...), which a schema cannot
+know, the value comes from ``/docs/examples.json`` so that a prefilled creation is
+accepted as it is.
 """
 
 from __future__ import annotations
@@ -24,11 +29,14 @@ from urllib.parse import urljoin, urlsplit
 from aiohttp import web
 
 from asyncclient.emulator._context import CTX, error
+from asyncclient.emulator._seed import Catalog
 
 __all__ = [
     "DOCS_PATH",
+    "EXAMPLES_PATH",
     "OPENAPI_PATH",
     "add_docs_routes",
+    "explorer_examples",
     "read_data",
     "served_document",
 ]
@@ -38,6 +46,8 @@ OPENAPI_PATH = "/openapi.json"
 """Where the description is served."""
 DOCS_PATH = "/docs"
 """Where the explorer page is served."""
+EXAMPLES_PATH = "/docs/examples.json"
+"""Where the explorer reads example values of the emulator's own resources."""
 OPENAPI_FILE = "openapi.json"
 EXPLORER_FILE = "explorer.html"
 EXPLORER_POLICY = (
@@ -79,6 +89,37 @@ def served_document(document: JSON, base_url: str) -> JSON:
     return {**document, "servers": [_resolved(server, base_url) for server in servers]}
 
 
+def explorer_examples(catalog: Catalog) -> JSON:
+    """Example values for the explorer's prefilled bodies and path parameters: a field's
+    name (or ``Schema.field`` for one schema's field) -> a value the emulator accepts.
+
+    A name stands for every field so named; an array field gets ``[value]`` when the value
+    is not itself an array.
+    """
+    template = catalog.records["templates"][0]
+    scenes = [
+        {"script": scene["script"], "variables": scene["variables"]} for scene in template["scenes"]
+    ]
+    video = catalog.media_videos[0]
+    return {
+        "avatarId": catalog.avatars[0],
+        "voiceId": catalog.voices[0],
+        "musicId": catalog.music[0],
+        "media": video,
+        "mediaId": video,
+        "startFrameMediaId": catalog.media_images[0],
+        "endFrameMediaId": catalog.media_images[-1],
+        "templateId": template["id"],
+        "integrationId": catalog.integrations[0],
+        "nicheId": catalog.niches[0],
+        "username": catalog.accounts["clipsite"][0],
+        "websiteUrl": "https://www.example.com/",
+        "CreateFromTemplateRequest.type": template["type"],
+        "CreateFromTemplateRequest.language": "en",
+        "CreateFromTemplateRequest.scenes": scenes,
+    }
+
+
 @dataclass
 class _Docs:
     """What the routes read once: the served description and the page, as bytes."""
@@ -118,8 +159,14 @@ async def explorer(request: web.Request) -> web.Response:
     )
 
 
+async def examples(request: web.Request) -> web.Response:
+    """GET /docs/examples.json: the explorer's example values (no key)."""
+    return web.json_response(explorer_examples(request.app[CTX].catalog))
+
+
 def add_docs_routes(app: web.Application) -> None:
-    """Register ``GET /openapi.json`` and ``GET /docs``."""
+    """Register ``GET /openapi.json``, ``GET /docs`` and ``GET /docs/examples.json``."""
     app[DOCS] = _Docs()
     app.router.add_get(OPENAPI_PATH, openapi)
     app.router.add_get(DOCS_PATH, explorer)
+    app.router.add_get(EXAMPLES_PATH, examples)
