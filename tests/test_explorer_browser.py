@@ -266,7 +266,7 @@ one), click its Send button, wait for the outcome and return what the page shows
 class Tab:
     """One tab of a headless Chromium, driven over its DevTools websocket."""
 
-    def __init__(self, ws: aiohttp.ClientWebSocketResponse) -> None:
+    def __init__(self, ws: aiohttp.ClientWebSocketResponse[Any]) -> None:
         self._ws = ws
         self._ids = itertools.count(1)
         self._waiting: dict[int, asyncio.Future[dict[str, Any]]] = {}
@@ -468,6 +468,8 @@ async def test_every_post_operation_s_prefilled_body_is_valid_and_accepted(
     replies: dict[str, Any] = {}
     async with chromium(tmp_path) as tab:
         await tab.open(emu.url + "/docs")
+        anchors = await tab.js('[...document.querySelectorAll("[id^=op-]")].map((e) => e.id)')
+        assert len(anchors) == len(set(anchors))  # one anchor per operation, under two tags too
         await tab.call(
             """({key}) => { const input = document.getElementById("api-key");
               input.value = key; input.dispatchEvent(new Event("input")); }""",
