@@ -272,6 +272,7 @@ def test_an_empty_journal_is_a_new_one_whose_stale_index_goes(
 # -- end to end: two command-line runs through a symlink -------------------------------
 
 
+@pytest.mark.heavy
 async def test_two_cli_runs_through_a_symlink_the_second_is_refused_each_row_paid_once(
     tmp_path: Path,
 ) -> None:

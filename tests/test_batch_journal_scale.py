@@ -362,6 +362,7 @@ def traced_open(path: Path) -> tuple[Journal, int]:
 
 # Read whole, a journal is traced with fewer rows: tracing makes its many small
 # allocations slow (the bound is per row all the same).
+@pytest.mark.heavy
 @pytest.mark.parametrize(("opening", "rows"), [("the index", 200_000), ("the whole file", 50_000)])
 def test_finished_rows_cost_a_few_bytes_each(tmp_path: Path, opening: str, rows: int) -> None:
     (tmp_path / "two").mkdir()
@@ -411,6 +412,7 @@ def test_the_journal_s_project_digests_merge_without_a_list_of_every_digest() ->
     assert peak < 8 * RECENT_DIGESTS * 2 + 130 * RECENT_DIGESTS
 
 
+@pytest.mark.heavy
 def test_writing_the_index_copies_none_of_the_table_s_arrays(tmp_path: Path) -> None:
     """A checkpoint of 200,000 rows writes views of the table's arrays (17 bytes a row,
     3.4 MB): it allocates a small part of that, not a copy of each array and of their

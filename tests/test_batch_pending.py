@@ -15,6 +15,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from asyncclient import AsyncClient, Plan, RowOutcome
 from asyncclient.emulator import Emulator
 from tests.conftest import FAST_POLLING
@@ -105,6 +107,7 @@ async def test_rows_that_cannot_be_followed_while_the_list_fails_stay_pending(
     assert creations(emu) == 2
 
 
+@pytest.mark.heavy
 async def test_the_command_line_says_how_many_rows_are_pending_and_how_to_resume(
     tmp_path: Path,
 ) -> None:

@@ -12,6 +12,8 @@ import asyncio
 from datetime import datetime, timedelta
 from typing import Any
 
+import pytest
+
 from asyncclient import AsyncClient, Plan, SystemClock, TalkingAvatarRequest, Timeouts
 from asyncclient.emulator import Emulator
 from tests.conftest import FAST_POLLING
@@ -45,6 +47,7 @@ async def finish(emu: Emulator, batch: Any, step: float = 30.0) -> list[Any]:
     return await task  # type: ignore[no-any-return]
 
 
+@pytest.mark.heavy
 async def test_a_slow_service_does_not_make_a_batch_pay_twice() -> None:
     """The service processes each creation 4 s after the client gave up on the reply
     (read timeout 0.5 s; two looks 2 s apart used to find nothing and send again): the
@@ -66,6 +69,7 @@ async def test_a_slow_service_does_not_make_a_batch_pay_twice() -> None:
     assert len({r.video_id for r in results}) == 3
 
 
+@pytest.mark.heavy
 async def test_a_lost_creation_never_takes_another_batchs_video_of_the_same_name() -> None:
     """Two batches of the same titles, seconds apart; the second one's creations are all
     lost before reaching the service. Its rows are not matched to the first batch's

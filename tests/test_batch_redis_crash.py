@@ -226,6 +226,7 @@ def kill_points(rng: random.Random, n: int) -> list[int]:
             return points
 
 
+@pytest.mark.heavy
 async def test_sigkill_at_five_random_points_of_a_5000_row_batch(
     aof_url: str, tmp_path: Path
 ) -> None:
@@ -272,6 +273,7 @@ async def test_sigkill_at_five_random_points_of_a_5000_row_batch(
 # -- 2. two runners at once ------------------------------------------------------------------
 
 
+@pytest.mark.heavy
 async def test_two_runners_started_together_one_runs(aof_url: str, tmp_path: Path) -> None:
     """Two processes started at once on one journal: one runs every row, the other is
     refused (exit 2, "held by another run") and sends nothing."""
@@ -301,6 +303,7 @@ async def test_two_runners_started_together_one_runs(aof_url: str, tmp_path: Pat
 # -- 3. a paused runner --------------------------------------------------------------------
 
 
+@pytest.mark.heavy
 async def test_a_sigstopped_runner_woken_after_another_took_over_writes_nothing(
     aof_url: str, tmp_path: Path
 ) -> None:
@@ -361,6 +364,7 @@ def own_redis(port: int, workdir: Path) -> Any:
         pytest.skip(str(exc))
 
 
+@pytest.mark.heavy
 async def test_redis_killed_and_restarted_from_its_aof_mid_batch(tmp_path: Path) -> None:
     """The journal's redis-server is SIGKILLed mid-batch: the run stops (a record
     cannot be written: exit 1); restarted on its AOF, the batch is resumed from another
@@ -402,6 +406,7 @@ async def test_redis_killed_and_restarted_from_its_aof_mid_batch(tmp_path: Path)
 # -- 5. a Redis without AOF ------------------------------------------------------------------
 
 
+@pytest.mark.heavy
 async def test_a_redis_without_aof_is_refused_exit_2_unless_the_risk_is_accepted(
     redis_url: str, tmp_path: Path
 ) -> None:

@@ -124,6 +124,7 @@ async def _cli(args: list[str], cwd: Path) -> asyncio.subprocess.Process:
     )  # fmt: skip
 
 
+@pytest.mark.heavy
 async def test_a_killed_command_line_run_is_resumed_from_another_directory(
     aof_url: str, tmp_path: Path
 ) -> None:
@@ -213,6 +214,7 @@ async def test_the_journal_lease_option_sets_the_redis_lease(aof_url: str) -> No
                     await task
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("how", ["option", "environment"])
 async def test_the_command_line_batch_joins_the_fleet_on_redis(
     redis_url: str, tmp_path: Path, how: str

@@ -63,6 +63,7 @@ async def cut_off(batch: Any, until: Any) -> None:
         await task
 
 
+@pytest.mark.heavy
 async def test_a_resumed_row_with_the_clock_an_hour_ahead_is_found_not_paid_twice(
     tmp_path: Path,
 ) -> None:
@@ -96,6 +97,7 @@ async def test_a_resumed_row_with_the_clock_an_hour_ahead_is_found_not_paid_twic
     assert emu.counters.projects[team] == 3 and posts(emu) == 3  # made once, sent once
 
 
+@pytest.mark.heavy
 async def test_resumed_rows_never_take_an_earlier_batchs_videos_of_the_same_name(
     tmp_path: Path,
 ) -> None:
@@ -139,6 +141,7 @@ def seed_newer(emu: Emulator, key: str, n: int) -> None:
         emu.store.create_project(team, "class", body, name=f"Other {i}", cost=0, form="B")
 
 
+@pytest.mark.heavy
 async def test_a_lost_creation_behind_2100_newer_videos_is_found_not_paid_twice(
     tmp_path: Path,
 ) -> None:
@@ -201,6 +204,7 @@ async def test_reconcile_reads_back_to_the_send_time_and_a_page_cap_is_no_answer
     assert posts(emu, TALKING[5:]) == 1
 
 
+@pytest.mark.heavy
 async def test_without_the_services_clock_a_lost_creation_stays_unresolved(
     tmp_path: Path,
 ) -> None:

@@ -148,6 +148,7 @@ async def _cli(*args: str) -> tuple[int, str, str]:
     return proc.returncode, out.decode(), err.decode()
 
 
+@pytest.mark.heavy
 async def test_the_command_line_reads_a_redis_journal_while_another_process_runs_it(
     aof_url: str,
 ) -> None:

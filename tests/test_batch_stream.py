@@ -144,6 +144,7 @@ async def _streamed_peak(n: int) -> int:
         tracemalloc.stop()
 
 
+@pytest.mark.heavy
 async def test_memory_of_a_streamed_batch_does_not_grow_with_its_rows() -> None:
     small = await _streamed_peak(5_000)
     large = await _streamed_peak(50_000)
@@ -153,6 +154,7 @@ async def test_memory_of_a_streamed_batch_does_not_grow_with_its_rows() -> None:
     assert (large - small) / 45_000 < 100, (small, large)
 
 
+@pytest.mark.heavy
 def test_a_digest_set_tells_strings_apart_in_12_bytes_a_slot() -> None:
     gc.collect()
     tracemalloc.start()
@@ -455,6 +457,7 @@ async def test_rows_an_earlier_run_got_accepted_are_awaited_without_being_rebuil
     assert built == [0, 64, 128]  # one in 64 rebuilt and compared with the journal
 
 
+@pytest.mark.heavy
 async def test_rows_done_before_are_told_no_faster_than_a_slow_reader_takes_them(
     tmp_path: Path,
 ) -> None:

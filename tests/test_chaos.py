@@ -90,6 +90,7 @@ def projects_by_title(emu: Emulator, key: str) -> dict[str, list[str]]:
     return out
 
 
+@pytest.mark.heavy
 async def test_chaos_batch_is_money_safe(emu: Emulator, tmp_path: Path) -> None:
     key = emu.add_team(plan="premium", credits=100_000)
     emu.faults.add_schedule(CREATE, SCHEDULE)

@@ -10,6 +10,8 @@ import asyncio
 import json
 from pathlib import Path
 
+import pytest
+
 from asyncclient.emulator import Emulator
 from tests.test_cli_batch_runs import batch_argv, creations
 from tests.test_cli_main import _advance_forever, run_cli, write_rows
@@ -41,6 +43,7 @@ async def test_a_budget_whose_row_cost_is_unknown_sends_nothing_and_says_how(
     assert "--cost-per-row N" in err and "resume with a journal" in err
 
 
+@pytest.mark.heavy
 async def test_budget_12_at_5_a_row_sends_exactly_2_rows(tmp_path: Path) -> None:
     rows = tmp_path / "rows.csv"
     write_rows(rows, 5)
@@ -61,6 +64,7 @@ async def test_budget_12_at_5_a_row_sends_exactly_2_rows(tmp_path: Path) -> None
     assert all(r["error"] == "credit budget reached" for r in skipped)
 
 
+@pytest.mark.heavy
 async def test_a_resumed_journal_teaches_the_cost_and_check_says_so(tmp_path: Path) -> None:
     rows, journal = tmp_path / "rows.csv", tmp_path / "j.jsonl"
     write_rows(rows, 4)
@@ -93,6 +97,7 @@ async def test_a_resumed_journal_teaches_the_cost_and_check_says_so(tmp_path: Pa
     assert "budget 15 credits: 15 counted" in out and "journal's rows 0, 1" in out
 
 
+@pytest.mark.heavy
 async def test_check_prints_the_estimate_and_sends_nothing(tmp_path: Path) -> None:
     rows = tmp_path / "rows.csv"
     write_rows(rows, 3)

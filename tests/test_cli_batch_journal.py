@@ -12,6 +12,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from asyncclient.emulator import Emulator
 from tests.test_cli_batch_runs import batch_argv, creations
 from tests.test_cli_main import _advance_forever, clean_env, run_cli, write_rows
@@ -21,6 +23,7 @@ def projects_by_title(emu: Emulator) -> Counter[str]:
     return Counter(video.name for video in emu.store.videos.values())
 
 
+@pytest.mark.heavy
 async def test_a_second_run_on_the_same_journal_is_refused_at_once(tmp_path: Path) -> None:
     rows, journal = tmp_path / "rows.csv", tmp_path / "j.jsonl"
     write_rows(rows, 6)
@@ -51,6 +54,7 @@ async def test_a_second_run_on_the_same_journal_is_refused_at_once(tmp_path: Pat
     assert not (tmp_path / "j.jsonl.lock").exists()  # gone with the first run
 
 
+@pytest.mark.heavy
 async def test_a_journal_resumed_with_another_key_is_refused(tmp_path: Path) -> None:
     rows, journal = tmp_path / "rows.csv", tmp_path / "j.jsonl"
     write_rows(rows, 3)
@@ -81,6 +85,7 @@ def _limited() -> None:  # in the child, before it runs Python
     resource.setrlimit(resource.RLIMIT_FSIZE, (LIMIT, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
 
 
+@pytest.mark.heavy
 async def test_a_journal_that_cannot_grow_stops_the_batch_before_sending(tmp_path: Path) -> None:
     rows, journal = tmp_path / "rows.csv", tmp_path / "j.jsonl"
     write_rows(rows, 3)

@@ -36,6 +36,7 @@ def creations(emu: Emulator) -> int:
     return sum(1 for r in emu.requests if r.method == "POST" and r.path == CREATE)
 
 
+@pytest.mark.heavy
 async def test_a_rerun_of_a_finished_batch_says_nothing_was_submitted_or_charged(
     tmp_path: Path,
 ) -> None:
@@ -79,6 +80,7 @@ async def test_a_rerun_of_a_finished_batch_says_nothing_was_submitted_or_charged
     assert not ANSI.search(out + err)  # neither stream is a terminal
 
 
+@pytest.mark.heavy
 async def test_a_resumed_batch_counts_only_what_this_run_submitted(tmp_path: Path) -> None:
     rows, journal = tmp_path / "rows.csv", tmp_path / "j.jsonl"
     write_rows(rows, 6)
@@ -115,6 +117,7 @@ async def test_a_resumed_batch_counts_only_what_this_run_submitted(tmp_path: Pat
     assert "resuming from" in err and f"{summary['doneBefore']} of 6 rows already done" in err
 
 
+@pytest.mark.heavy
 async def test_json_with_rejected_rows_and_downloads_exits_4(tmp_path: Path) -> None:
     rows = tmp_path / "rows.jsonl"
     good = {"title": "Good", "first_name": "A", "product": "P", "logo": ""}
@@ -225,6 +228,7 @@ def test_help_shows_the_exit_statuses(capsys: pytest.CaptureFixture[str]) -> Non
 # -- demo ---------------------------------------------------------------------------------
 
 
+@pytest.mark.heavy
 async def test_demo_json_leaves_no_temporary_folder(tmp_path: Path) -> None:
     env = clean_env()
     env["TMPDIR"] = str(tmp_path)  # where tempfile makes the demo's folder
@@ -245,6 +249,7 @@ async def test_demo_json_leaves_no_temporary_folder(tmp_path: Path) -> None:
 # -- a terminal -----------------------------------------------------------------------------
 
 
+@pytest.mark.heavy
 async def test_on_a_terminal_the_batch_draws_a_live_bar(tmp_path: Path) -> None:
     rows = tmp_path / "rows.csv"
     write_rows(rows, 3)

@@ -69,6 +69,7 @@ async def test_a_rows_file_that_is_not_utf8_is_refused_naming_it(tmp_path: Path)
     assert "latin.csv: not UTF-8 text" in err
 
 
+@pytest.mark.heavy
 async def test_a_run_against_a_service_that_goes_away_ends_and_says_how_to_resume(
     tmp_path: Path,
 ) -> None:

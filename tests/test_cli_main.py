@@ -41,6 +41,7 @@ async def run_cli(*args: str, env: dict[str, str] | None = None) -> tuple[int, s
     return proc.returncode, out.decode(), err.decode()
 
 
+@pytest.mark.heavy
 async def test_demo_runs_against_the_embedded_emulator(tmp_path: Path) -> None:
     code, out, err = await run_cli("demo", "--rows", "6", "--download", str(tmp_path))
     assert code == 0, err
@@ -71,6 +72,7 @@ def write_rows(path: Path, n: int) -> None:
             )
 
 
+@pytest.mark.heavy
 async def test_batch_killed_with_sigkill_resumes_without_duplicates(tmp_path: Path) -> None:
     rows, journal, out = tmp_path / "rows.csv", tmp_path / "j.jsonl", tmp_path / "out.jsonl"
     write_rows(rows, 12)
@@ -121,6 +123,7 @@ async def test_batch_killed_with_sigkill_resumes_without_duplicates(tmp_path: Pa
     assert "12 completed, 0 failed" in stdout
 
 
+@pytest.mark.heavy
 async def test_ctrl_c_prints_one_line_and_the_same_command_resumes(tmp_path: Path) -> None:
     rows, journal, out = tmp_path / "rows.csv", tmp_path / "j.jsonl", tmp_path / "out.jsonl"
     write_rows(rows, 10)
@@ -165,6 +168,7 @@ async def _advance_forever(emu: Emulator) -> None:
         emu.advance(20)
 
 
+@pytest.mark.heavy
 async def test_batch_reports_bad_rows_and_exits_nonzero(tmp_path: Path) -> None:
     rows = tmp_path / "rows.jsonl"
     rows.write_text(
@@ -245,6 +249,7 @@ def _journal_events(journal: Path, event: str, row: int) -> int:
     return sum(needle in line for line in journal.read_text().splitlines())
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize(
     ("fault", "made_when_killed"),
     [
@@ -316,6 +321,7 @@ async def test_sigkill_between_submit_and_its_answer(
         assert sum(i < resend for i in looks) >= 2
 
 
+@pytest.mark.heavy
 async def test_the_demo_lists_the_videos_that_failed_with_their_reasons() -> None:
     code, out, err = await run_cli("demo", "--rows", "100")
     assert code == 0, err

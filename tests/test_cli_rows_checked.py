@@ -17,6 +17,7 @@ from tests.test_cli_batch_runs import batch_argv, creations
 from tests.test_cli_main import _advance_forever, run_cli, write_rows
 
 
+@pytest.mark.heavy
 async def test_a_header_without_a_template_variable_is_refused_before_anything_is_sent(
     tmp_path: Path,
 ) -> None:
@@ -35,6 +36,7 @@ async def test_a_header_without_a_template_variable_is_refused_before_anything_i
     assert not list(tmp_path.glob("*.journal*")), list(tmp_path.iterdir())  # no journal
 
 
+@pytest.mark.heavy
 async def test_a_header_without_the_title_column_names_the_option(tmp_path: Path) -> None:
     rows = tmp_path / "rows.csv"
     rows.write_text("name,first_name,product,logo\nA,Ann,Lamp,\n", encoding="utf-8")
@@ -69,6 +71,7 @@ def test_rows_are_named_by_the_line_they_start_on(tmp_path: Path) -> None:
     assert [RowsFile(jsonl).scan().line_of(i) for i in range(2)] == [1, 3]
 
 
+@pytest.mark.heavy
 async def test_results_carry_the_line_of_their_row(tmp_path: Path) -> None:
     rows, out = tmp_path / "rows.csv", tmp_path / "out.jsonl"
     write_rows(rows, 3)
@@ -84,6 +87,7 @@ async def test_results_carry_the_line_of_their_row(tmp_path: Path) -> None:
     assert sorted((r["row"], r["line"]) for r in records) == [(0, 2), (1, 3), (2, 4)]
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("changed", ["other titles", "one row edited"])
 async def test_another_rows_file_on_a_journal_names_it_and_says_what_to_do(
     tmp_path: Path, changed: str

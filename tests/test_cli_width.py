@@ -61,6 +61,7 @@ def screen_rows(output: str, columns: int) -> list[str]:
     return ["".join(r).rstrip() for r in rows]
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("columns", [40, 60, 80, 100])
 async def test_each_redraw_is_one_row_at_any_width(columns: int, tmp_path: Path) -> None:
     rows = tmp_path / "rows.csv"

@@ -10,6 +10,7 @@ import contextlib
 from typing import Any
 
 import attrs
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -100,6 +101,7 @@ def _is_short_report(errors: Any) -> bool:
     return 1 <= len(errors) <= MAX_ERRORS + 1 and all(isinstance(e, str) for e in errors)
 
 
+@pytest.mark.heavy
 @FAST
 @given(st.sampled_from(RESPONSE_MODELS), st.one_of(RECORDS, JSON))
 def test_any_json_decodes_or_raises_decode_error(cls: type[Any], data: Any) -> None:
@@ -108,6 +110,7 @@ def test_any_json_decodes_or_raises_decode_error(cls: type[Any], data: Any) -> N
         assert isinstance(result, cls) or _is_short_report(result), result
 
 
+@pytest.mark.heavy
 @FAST
 @given(st.sampled_from(RESPONSE_MODELS), st.lists(RECORDS | JSON, max_size=8))
 def test_any_json_list_decodes_or_raises_decode_error(cls: type[Any], data: list[Any]) -> None:

@@ -181,6 +181,7 @@ SHAPED = st.tuples(st.sampled_from(RESPONSE_MODELS), st.booleans()).flatmap(
 # -- properties -----------------------------------------------------------------------------
 
 
+@pytest.mark.heavy
 @FAST
 @given(SHAPED)
 def test_fast_and_careful_paths_agree_on_model_shaped_json(case: tuple[type, Any]) -> None:
@@ -188,12 +189,14 @@ def test_fast_and_careful_paths_agree_on_model_shaped_json(case: tuple[type, Any
     check_paths_agree(data, cls)
 
 
+@pytest.mark.heavy
 @FAST
 @given(st.sampled_from(RESPONSE_MODELS), st.one_of(RECORDS, JSON))
 def test_fast_and_careful_paths_agree_on_any_json(cls: type, data: Any) -> None:
     check_paths_agree(data, cls)
 
 
+@pytest.mark.heavy
 @FAST
 @given(st.sampled_from([Video, VideoDetail, Search]).flatmap(lambda c: st.lists(records(c, True))))
 def test_fast_and_careful_paths_agree_on_lists(data: list[Any]) -> None:

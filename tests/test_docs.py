@@ -40,6 +40,7 @@ def test_the_creation_formats_each_have_a_complete_example() -> None:
     assert pages.count("formats.md") == 9  # spec 4.1 to 4.9
 
 
+@pytest.mark.heavy
 @pytest.mark.emulator(processing_seconds=1.0)  # done at the first poll: no waiting
 async def test_every_complete_example_runs(emu: Emulator, tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ASYNCCLIENT_")}

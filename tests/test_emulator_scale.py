@@ -171,6 +171,7 @@ def test_views_on_a_frozen_clock_are_exactly_the_legacy_ones(emu: Emulator) -> N
                 assert list(got) == list(legacy_view(video, body, now, emu, detail=detail))
 
 
+@pytest.mark.heavy
 async def test_paging_from_the_newest_end_returns_every_video_once_in_order(
     emu: Emulator, session: aiohttp.ClientSession
 ) -> None:
@@ -199,6 +200,7 @@ async def test_paging_from_the_newest_end_returns_every_video_once_in_order(
         assert seen == [names[r] for r in reversed(rows)]
 
 
+@pytest.mark.heavy
 async def test_two_hundred_thousand_videos_answer_a_page_and_a_detail(
     emu: Emulator, session: aiohttp.ClientSession
 ) -> None:
@@ -221,6 +223,7 @@ async def test_two_hundred_thousand_videos_answer_a_page_and_a_detail(
     assert emu.store.projects[first.project_id].videos == [first]
 
 
+@pytest.mark.heavy
 def test_a_stored_video_weighs_under_300_bytes() -> None:
     # A row: ids, times, team and profile in arrays (~41 bytes), the row of its id's counter
     # (8), the list's four indexes (16), its name (~70 for a 22-character title) and arrays
@@ -241,6 +244,7 @@ def test_a_stored_video_weighs_under_300_bytes() -> None:
     assert per_video < 300, per_video
 
 
+@pytest.mark.heavy
 def test_a_logged_request_weighs_under_100_bytes() -> None:
     # Each field in an array (~40 bytes), the name shared with the video, a detail read's
     # path as its video's row: a record object with its strings weighed ~400.

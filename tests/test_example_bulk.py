@@ -8,6 +8,8 @@ import shutil
 import sys
 from pathlib import Path
 
+import pytest
+
 from asyncclient.emulator import Emulator
 from tests.test_cli_main import CREATE, clean_env
 
@@ -31,6 +33,7 @@ def copy_rows(folder: Path) -> Path:
     return csv
 
 
+@pytest.mark.heavy
 async def test_without_a_service_it_runs_against_the_embedded_emulator(tmp_path: Path) -> None:
     csv = copy_rows(tmp_path)
     code, out, err = await run_example(csv, "--time-scale", "3600", env=clean_env())
@@ -45,6 +48,7 @@ async def test_without_a_service_it_runs_against_the_embedded_emulator(tmp_path:
     ]  # its journal was temporary
 
 
+@pytest.mark.heavy
 async def test_against_a_service_a_second_run_resumes_from_the_journal(tmp_path: Path) -> None:
     csv = copy_rows(tmp_path)
     async with Emulator(time_scale=600.0, seed=4) as emu:

@@ -111,6 +111,7 @@ class DoublingProxy:
                 await runner.cleanup()
 
 
+@pytest.mark.heavy
 async def test_four_uvicorn_workers_handle_each_notification_once_though_it_came_twice(
     redis_url: str,
     redis: Any,

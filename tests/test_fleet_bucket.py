@@ -67,6 +67,7 @@ async def test_key_is_hashed_into_the_name(redis: object) -> None:
     assert keys[0].startswith("asyncclient:ratelimit:key-")
 
 
+@pytest.mark.heavy
 async def test_three_processes_share_one_key_without_a_429(redis_url: str) -> None:
     scale = 600.0  # Free: 10 a service minute = 100 a real second, burst 20
     worker = Path(__file__).with_name("redis_worker.py")

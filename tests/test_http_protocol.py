@@ -482,6 +482,7 @@ _SKELETAL = st.lists(
 ).map(lambda parts: "".join(parts).encode())
 
 
+@pytest.mark.heavy
 @settings(max_examples=2000, deadline=None)
 @given(body=st.one_of(_SKELETAL, _bodies()), limit=st.integers(0, 6))
 @example(body=rb'["\\", "[[[[[[["]', limit=1)  # an escaped backslash, then a closing quote

@@ -11,6 +11,7 @@ import math
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -68,6 +69,7 @@ def _bounded(value: float | None, low: float, high: float) -> bool:
     return value is None or (math.isfinite(value) and low <= value <= high)
 
 
+@pytest.mark.heavy
 @FAST
 @given(HEADERS)
 def test_parse_rate_limit_is_total_and_bounded(headers: dict[str, str]) -> None:
@@ -135,6 +137,7 @@ def test_decode_envelope_returns_an_envelope_or_raises_an_api_error(
     assert status < 300 and len(body) <= max_bytes
 
 
+@pytest.mark.heavy
 @FAST
 @given(JSON, st.integers(1, 10))
 def test_depth_is_enforced_exactly_for_valid_json(value: Any, max_depth: int) -> None:

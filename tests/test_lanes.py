@@ -142,6 +142,7 @@ class _Recording(TokenBucket):
         return await super().acquire()
 
 
+@pytest.mark.heavy
 @pytest.mark.emulator(processing_seconds=1)
 async def test_a_batch_and_the_poller_are_bulk_and_a_single_call_interactive(
     emu: Emulator,

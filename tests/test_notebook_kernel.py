@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import nbformat
+import pytest
 from jupyter_client.kernelspec import KernelSpecManager
 from jupyter_client.manager import AsyncKernelManager
 from nbclient import NotebookClient
@@ -115,6 +116,7 @@ assert not _display_live._FOLLOWERS, _display_live._FOLLOWERS
 """
 
 
+@pytest.mark.heavy
 def test_a_job_and_a_batch_update_their_display_in_place(tmp_path: Path) -> None:
     nb = new_notebook(
         cells=[
@@ -171,6 +173,7 @@ def cell_text(cells: tuple[str, str]) -> str:
     return " ".join(html.unescape(c) for c in cells)
 
 
+@pytest.mark.heavy
 def test_the_example_notebook_runs_top_to_bottom(tmp_path: Path) -> None:
     nb = nbformat.read(EXAMPLE, as_version=4)
     assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code")  # saved clean

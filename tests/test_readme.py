@@ -37,6 +37,7 @@ def test_the_first_examples_are_programs_in_both_faces() -> None:
     assert is_program(BLOCKS[1]) and "Client(" in BLOCKS[1] and "await" not in BLOCKS[1]
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("program", PROGRAMS, ids=[f"program{i}" for i in range(len(PROGRAMS))])
 def test_each_program_of_the_readme_runs_as_pasted(program: str, tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ASYNCCLIENT_")}
@@ -52,6 +53,7 @@ def test_each_program_of_the_readme_runs_as_pasted(program: str, tmp_path: Path)
     assert "COMPLETED" in done.stdout
 
 
+@pytest.mark.heavy
 def test_the_readme_s_command_line_batch_runs_as_written(tmp_path: Path) -> None:
     """``asyncclient emulator`` prints the demo key the README shows, and ``asyncclient
     batch examples/welcome.csv --template tpl_welcome`` completes its five rows."""

@@ -189,6 +189,7 @@ async def recipe(aof_url: str, seed: int) -> AsyncIterator[Recipe]:
             await pool.aclose()
 
 
+@pytest.mark.heavy
 async def test_a_batch_job_is_finished_once_by_a_third_worker_after_two_were_killed(
     aof_url: str, tmp_path: Path
 ) -> None:
@@ -262,6 +263,7 @@ async def test_a_batch_job_is_finished_once_by_a_third_worker_after_two_were_kil
     print(f"arq recipe, 2 kills: {elapsed:.1f} s, job_try={result['job_try']}, at {killed_at}")
 
 
+@pytest.mark.heavy
 async def test_a_worker_stopped_for_a_deploy_hands_its_batch_over_at_once(
     aof_url: str, tmp_path: Path
 ) -> None:

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 import redis.asyncio as aioredis
 
 from asyncclient.emulator import Emulator
@@ -138,6 +139,7 @@ def projects_by_name(emu: Emulator) -> collections.Counter[str]:
     return collections.Counter(v.name for v in emu.store.videos.values())
 
 
+@pytest.mark.heavy
 async def test_a_batch_task_killed_twice_is_delivered_again_and_completes_once(
     aof_url: str, tmp_path: Path
 ) -> None:
@@ -220,6 +222,7 @@ async def test_a_batch_task_killed_twice_is_delivered_again_and_completes_once(
     assert {"w2", "w3"} <= again, entries  # delivered again by the broker, not retried
 
 
+@pytest.mark.heavy
 async def test_a_batch_longer_than_the_visibility_timeout_is_delivered_twice_and_paid_once(
     aof_url: str, tmp_path: Path
 ) -> None:
@@ -281,6 +284,7 @@ async def test_a_batch_longer_than_the_visibility_timeout_is_delivered_twice_and
     assert emu.counters.credits_spent[team] == n * emu.store.costs["class"]
 
 
+@pytest.mark.heavy
 async def test_a_pool_child_killed_mid_batch_is_requeued_at_once_by_its_worker(
     aof_url: str, tmp_path: Path
 ) -> None:

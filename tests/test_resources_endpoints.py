@@ -240,6 +240,7 @@ AUDIO_WIRE = {
 # -- creation: spec 4.1 to 4.9 ------------------------------------------------------------
 
 
+@pytest.mark.heavy
 async def test_create_ugc_ads_sends_every_field(client: AsyncClient, wire: Wire) -> None:
     wire.on("POST", "/v1/project/create/ugc-ads", payload=started("vid_u1", "proj_u1"))
     created = await client.projects.create_ugc_ads(
@@ -284,6 +285,7 @@ async def test_create_ugc_ads_sends_every_field(client: AsyncClient, wire: Wire)
     assert created.format == "ugc_ads"
 
 
+@pytest.mark.heavy
 async def test_create_ugc_ads_minimal_body_has_no_nulls(client: AsyncClient, wire: Wire) -> None:
     wire.on("POST", "/v1/project/create/ugc-ads", payload=started("vid_u2", "proj_u2"))
     await client.projects.create_ugc_ads(
@@ -298,6 +300,7 @@ async def test_create_ugc_ads_minimal_body_has_no_nulls(client: AsyncClient, wir
     }
 
 
+@pytest.mark.heavy
 async def test_create_script_to_video_ai_images(client: AsyncClient, wire: Wire) -> None:
     wire.on("POST", "/v1/project/create/script-to-video", payload=started("vid_s1", "proj_s1"))
     created = await client.projects.create_script_to_video(
@@ -337,6 +340,7 @@ async def test_create_script_to_video_ai_images(client: AsyncClient, wire: Wire)
     )
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize(
     ("kwargs", "wire_fields"),
     [
@@ -367,6 +371,7 @@ async def test_create_script_to_video_other_media_types(
     assert wire.only().json == {"script": "Go.", "voiceId": "voice_1", **wire_fields}
 
 
+@pytest.mark.heavy
 async def test_create_product_ads(client: AsyncClient, wire: Wire) -> None:
     wire.on("POST", "/v1/project/create/product-ads", payload=started("vid_p1", "proj_p1"))
     created = await client.projects.create_product_ads(
@@ -422,6 +427,7 @@ async def test_create_product_ads(client: AsyncClient, wire: Wire) -> None:
     )
 
 
+@pytest.mark.heavy
 async def test_create_scenes_sends_each_scene_with_its_type(
     client: AsyncClient, wire: Wire
 ) -> None:
@@ -511,6 +517,7 @@ async def test_create_scenes_sends_each_scene_with_its_type(
     assert created.format == "scenes"
 
 
+@pytest.mark.heavy
 async def test_create_hook_demo_completes_at_once(client: AsyncClient, wire: Wire) -> None:
     # spec 4.5: data.status COMPLETED and a top-level projectId
     wire.on(
@@ -567,6 +574,7 @@ async def test_create_hook_demo_completes_at_once(client: AsyncClient, wire: Wir
     assert created.format == "hook_demo"
 
 
+@pytest.mark.heavy
 async def test_create_talking_avatar(client: AsyncClient, wire: Wire) -> None:
     wire.on("POST", "/v1/project/create/talking-avatar", payload=started("vid_t1", "proj_t1"))
     created = await client.projects.create_talking_avatar(
@@ -603,6 +611,7 @@ async def test_create_talking_avatar(client: AsyncClient, wire: Wire) -> None:
     )
 
 
+@pytest.mark.heavy
 async def test_create_ugc_video(client: AsyncClient, wire: Wire) -> None:
     wire.on("POST", "/v1/project/create/ugc-video", payload=started("vid_v1", "proj_v1"))
     created = await client.projects.create_ugc_video(
@@ -638,6 +647,7 @@ async def test_create_ugc_video(client: AsyncClient, wire: Wire) -> None:
     )
 
 
+@pytest.mark.heavy
 async def test_create_add_captions_response_without_message(
     client: AsyncClient, wire: Wire
 ) -> None:
@@ -678,6 +688,7 @@ async def test_create_add_captions_response_without_message(
     assert created.format == "add_captions"
 
 
+@pytest.mark.heavy
 async def test_create_from_template(client: AsyncClient, wire: Wire) -> None:
     # spec 4.9: {success, message, data:{projectId, status:processing}}, no video id
     wire.on(
@@ -1532,6 +1543,7 @@ async def test_redirect_is_not_followed(once: AsyncClient, wire: Wire) -> None:
     assert len(wire.sent) == 1
 
 
+@pytest.mark.heavy
 async def test_every_creation_body_is_null_free(client: AsyncClient, wire: Wire) -> None:
     wire.on(
         "POST",

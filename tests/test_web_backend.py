@@ -88,6 +88,7 @@ def backend_env(api_key: str) -> dict[str, str]:
     return env
 
 
+@pytest.mark.heavy
 async def test_a_fleet_of_four_workers_handles_each_notification_once(
     redis_url: str,
     redis: Any,

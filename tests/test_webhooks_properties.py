@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -74,6 +75,7 @@ def test_any_bytes(body: bytes) -> None:
     parses_or_refuses(body)
 
 
+@pytest.mark.heavy
 @FAST
 @given(notifications)
 @example({"event": "x", "status": "completed", "createdAt": 1e20})
@@ -85,6 +87,7 @@ def test_any_json_value_as_bytes_and_as_text(value: Any) -> None:
     parses_or_refuses(text.encode())
 
 
+@pytest.mark.heavy
 @FAST
 @given(notifications)
 @example({"event": "x", "status": 10**5000})

@@ -264,6 +264,7 @@ def test_the_served_document_is_the_one_fuzzed(service: Service) -> None:
     assert len(OPERATION_IDS) == api.statistic.operations.total
 
 
+@pytest.mark.heavy
 @api.parametrize()
 @FUZZ
 def test_operation_conforms(case: ApiCase, service: Service) -> None:
@@ -288,6 +289,7 @@ def walks_the_links(steps: list[Step]) -> bool:
     return any(op == "listVideos" for i in reads[:1] for op, _, _ in steps[i + 1 :])
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("creation", CREATES_VIDEO)
 def test_stateful_create_read_list(service: Service, creation: str) -> None:
     """Follow the links: a creation, the video its answer names, the list of its type."""

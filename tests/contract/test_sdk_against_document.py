@@ -259,6 +259,7 @@ def examples(schemas: Any, pointer: str) -> st.SearchStrategy[Any]:
     return cases.map(lambda case: valid(as_written(case.body))).filter(in_range)
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("decoded", DECODED, ids=IDS)
 def test_documented_answer_decodes_strictly(decoded: Decoded) -> None:
     @DERIVED
@@ -269,6 +270,7 @@ def test_documented_answer_decodes_strictly(decoded: Decoded) -> None:
     run()
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("decoded", DECODED, ids=IDS)
 def test_open_answer_decodes_as_the_client_does(decoded: Decoded) -> None:
     @DERIVED
@@ -306,6 +308,7 @@ ANY_JSON = st.recursive(
 )
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("decoded", DECODED, ids=IDS)
 def test_broken_answer_raises_only_decode_error(decoded: Decoded) -> None:
     @DERIVED
@@ -364,6 +367,7 @@ def wire_body(request: requests.CreationRequest) -> Any:
     return json.loads(prepare_creation(request).wire.body or b"null")
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("fmt", CREATIONS)
 def test_sent_creation_validates(fmt: str) -> None:
     check = body_validator(CREATIONS[fmt])

@@ -130,6 +130,7 @@ CLOSED = strategies(closed=True)
 OPEN = strategies(closed=False)
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("decoded", DECODED, ids=IDS)
 def test_generated_answer_decodes_strictly(decoded: Decoded) -> None:
     @GENERATED

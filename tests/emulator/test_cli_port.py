@@ -64,6 +64,7 @@ def test_a_port_asked_for_and_taken_is_an_error(
     assert "address already in use" in err and "--port 0 picks a free port" in err
 
 
+@pytest.mark.heavy
 def test_json_prints_the_url_and_key_on_one_line() -> None:
     proc = subprocess.Popen(
         [sys.executable, "-m", "asyncclient.emulator", "--port", "0", "--json"],

@@ -84,6 +84,7 @@ def test_readme_example_is_found() -> None:
     assert "asyncclient_client" in example
 
 
+@pytest.mark.heavy
 def test_readme_example_passes_in_a_fresh_project(fresh_project: Path) -> None:
     result = run_pytest(fresh_project, "-q")
     output = result.stdout + result.stderr
@@ -94,6 +95,7 @@ def test_readme_example_passes_in_a_fresh_project(fresh_project: Path) -> None:
     assert "warnings summary" not in result.stdout, output
 
 
+@pytest.mark.heavy
 def test_plugin_defines_only_prefixed_fixtures(fresh_project: Path) -> None:
     result = run_pytest(fresh_project, "--fixtures")
     assert result.returncode == 0, result.stdout + result.stderr
