@@ -110,6 +110,7 @@ def readme_batch_command() -> list[str]:
 
 
 @pytest.mark.heavy
+@pytest.mark.heavy  # a real run of the command line; the same on every Python
 def test_what_the_readme_s_batch_writes_in_a_checkout_is_ignored(tmp_path: Path) -> None:
     """The README's ``asyncclient batch`` run in a copy of a checkout (its ``.gitignore``
     and the rows file): every file it leaves is ignored, none is left untracked."""
