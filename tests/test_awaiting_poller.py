@@ -561,12 +561,17 @@ async def talking(client: AsyncClient, emu: Emulator, **kw: Any) -> VideoJob:
 
 
 @pytest.mark.emulator(seed=3)
+@pytest.mark.emulator(time_scale=1.0)  # the service's clock moves as the test moves it
 async def test_many_jobs_are_polled_through_list_pages(emu: Emulator, client: AsyncClient) -> None:
     jobs = [await talking(client, emu, name=f"v{i}") for i in range(250)]
     poller = client.jobs.poller
     waiting = asyncio.gather(*(job.wait() for job in jobs))
-    while poller.stats.rounds < 4:
-        await asyncio.sleep(0.02)
+    deadline = time.monotonic() + 60
+    while poller.stats.rounds < 4:  # 5 service seconds a round: no video finishes yet
+        seen = poller.stats.rounds
+        while poller.stats.rounds == seen:
+            assert time.monotonic() < deadline, f"the poller stopped after {seen} rounds"
+            await asyncio.sleep(0.01)
         emu.advance(5)
     rounds_before_done = poller.stats.rounds
     emu.advance(1000)
