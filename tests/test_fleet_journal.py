@@ -251,6 +251,50 @@ async def test_a_lapsed_lease_is_taken_over_and_the_paused_holder_cannot_write(
         await third.aclose()
 
 
+def hold_up_the_loop(seconds: float) -> None:
+    """Block the running loop (as a busy machine or a long computation does)."""
+    time.sleep(seconds)
+
+
+async def test_a_holder_held_up_past_its_lease_that_nobody_replaced_goes_on(
+    aof_url: str,
+) -> None:
+    """A loop held up longer than the lease (a loaded machine, a long open): the lease
+    lapsed, but no run took it since (the fencing counter is still this run's), so its
+    next write (or beat) and ``ensure_held`` take it again and go on; a run that
+    comes once it is taken again is refused. A lapsed lease another run took and gave
+    up (the counter moved) stays lost: see the tests around this one."""
+    url = fresh(aof_url)
+    first = await _open(url, lease_seconds=0.3)
+    assert first.holding is not None
+    fence = int(first.holding.split()[1])
+    client = aioredis.from_url(aof_url)
+    try:
+        await first.arecord(E.SUBMIT, 0, "fp0")
+        assert first._beat is not None
+        first._beat.cancel()  # (a beat would take it again too: the same script as below)
+        hold_up_the_loop(0.5)  # no beat: the lease lapses in Redis
+        assert await client.get(first.key_of("lease")) is None
+        await first.arecord(E.SUBMIT, 1, "fp1")  # not fenced: nobody took it
+        assert (await client.get(first.key_of("lease"))).decode() == first.holding
+        hold_up_the_loop(0.5)
+        first.ensure_held(2)  # asked of Redis: taken again
+        assert first.holding is not None and not first.lease.fenced
+        with pytest.raises(JournalLockedError):
+            await _open(url)
+        await first.arecord(E.ACCEPTED, 1, "fp1", project="p1", video="v1")
+    finally:
+        await client.aclose()
+        await first.aclose()
+    second = await _open(url)
+    try:
+        assert second.event_of(1) is E.ACCEPTED and second.event_of(0) is E.SUBMIT
+        assert second.holding is not None
+        assert int(second.holding.split()[1]) == fence + 1  # nobody else took it between
+    finally:
+        await second.aclose()
+
+
 async def test_a_holder_whose_beat_finds_the_lease_taken_is_refused_as_fenced(
     aof_url: str,
 ) -> None:

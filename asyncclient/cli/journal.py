@@ -14,6 +14,7 @@ from asyncclient._states import JournalEvent, RowOutcome
 from asyncclient.batch.report import BatchReport
 from asyncclient.cli.progress import Earlier
 from asyncclient.errors import JournalWriteError
+from asyncclient.fleet.journal_lease import JournalFencedError
 
 Where = Path | str
 """A journal: a file, or a store's URL (``redis://...``)."""
@@ -107,10 +108,22 @@ def lost_record_text(report: BatchReport, lost: JournalWriteError) -> str:
                 "sending any again)"
             )
         sent = f"this run sent {report.submitted} rows: {', '.join(parts)}"
-    return (
-        f"{lost}; the batch stopped: {sent}; no other row was sent. Free disk space (or "
-        "raise the file size limit) and run the same command again to resume"
-    )
+    return f"{lost}; the batch stopped: {sent}; no other row was sent. {_what_to_do(lost)}"
+
+
+def _what_to_do(lost: JournalWriteError) -> str:
+    """What to do about a record that could not be written, by where the journal is."""
+    if isinstance(lost, JournalFencedError):
+        return (
+            "Another run holds the journal now and goes on with the batch; to see it: "
+            "asyncclient batch status JOURNAL"
+        )
+    if lost.path.startswith(("redis://", "rediss://")):
+        return (
+            "Check that Redis is reachable and keeps its writes, then run the same command "
+            "again to resume"
+        )
+    return "Free disk space (or raise the file size limit) and run the same command again to resume"
 
 
 def pending_text(report: BatchReport, journal: Where) -> str:

@@ -33,6 +33,7 @@ from asyncclient.errors import (
     ValidationError,
 )
 from asyncclient.fleet.faults import redis_errors
+from asyncclient.fleet.journal_scripts import HELD_MS, RELEASE, RENEW, TAKE, WRITE
 
 __all__ = [
     "RELEASE",
@@ -55,51 +56,6 @@ logger = logging.getLogger("asyncclient")
 
 WAIT_MS = 2000
 """How long a record of money waits for the replicas (``WAIT``)."""
-
-HELD_MS = 86_400_000  # ``<prefix>:held``'s life, set anew by each take, beat and write:
-# its time left tells the next holder when the last one's lease ended (Redis's clock).
-
-# Take the lease when it is free. KEYS[1] the lease, KEYS[2] the fencing counter, KEYS[3]
-# held (its milliseconds left returned fourth, -2 when none).
-# ARGV: the holder, the lease's milliseconds. The value: "<holder> <fence> <milliseconds>"
-# (a reader tells the last beat from the time left). Returns {1, value} when taken, else
-# {0, the holder's value, its milliseconds left}.
-TAKE = """
-local value = redis.call('GET', KEYS[1])
-if value then return {0, value, redis.call('PTTL', KEYS[1])} end
-local fence = redis.call('INCR', KEYS[2])
-local held = redis.call('PTTL', KEYS[3])
-value = ARGV[1] .. ' ' .. fence .. ' ' .. ARGV[2]
-redis.call('SET', KEYS[1], value, 'PX', ARGV[2])
-redis.call('SET', KEYS[3], '1', 'PX', 86400000)
-return {1, value, 0, held}
-"""
-
-# Keep the lease. KEYS[1] the lease, KEYS[2] held; ARGV: the value held, its ms. 1 or 0.
-RENEW = """
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
-redis.call('SET', KEYS[2], '1', 'PX', 86400000)
-return 1
-"""
-
-# Let the lease go, if still ours (nothing more is sent: held goes too). KEYS[1] the
-# lease, KEYS[2] held; ARGV[1] the value held.
-RELEASE = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1], KEYS[2]) end
-return 0
-"""
-
-# A fenced write. KEYS[1] the lease, KEYS[2] a hash, KEYS[3] held. ARGV: the lease value held, the
-# lease's milliseconds, then field, value pairs for the hash. Returns 0 (nothing
-# written) when the lease is not ours any more, else 1 (written, the lease renewed).
-WRITE = """
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
-redis.call('SET', KEYS[3], '1', 'PX', 86400000)
-redis.call('HSET', KEYS[2], unpack(ARGV, 3))
-return 1
-"""
 
 
 class JournalDurabilityError(JournalError):
@@ -270,14 +226,15 @@ class Lease:
         """Whether records are refused because another run took the lease."""
         self.durability = Durability("accepted-loss", 0, "")
         self.sure_until = 0.0
+        """Until when (monotonic) this run surely holds the lease: half a lease after the
+        start of its last confirmed renewal (a take, a beat or a write)."""
         self.previous_end: float | None = None
         """Seconds since the lease of the run before this one ended, when it ended without
         giving the lease up (it died, or was paused past it); None otherwise."""
-        """Until when (monotonic) this run surely holds the lease: half a lease after the
-        start of its last confirmed renewal (a take, a beat or a write)."""
         self._aredis, self._redis = aredis, redis
         self._ascripts = {s: aredis.register_script(s) for s in (TAKE, RENEW, WRITE)}
         self._scripts = {s: redis.register_script(s) for s in (RELEASE, RENEW, WRITE)}
+        self._renew_keys = [self.key("lease"), self.key("held"), self.key("fence")]
 
     def key(self, part: str) -> str:
         """A Redis key of the journal."""
@@ -313,7 +270,7 @@ class Lease:
             try:
                 started = self.clock.monotonic()
                 kept = await self._ascripts[RENEW](
-                    keys=[self.key("lease"), self.key("held")], args=[value, self.lease_ms]
+                    keys=self._renew_keys, args=[value, self.lease_ms]
                 )
             except redis_errors() as exc:  # the next write says so, or the next beat
                 logger.warning("%s: could not renew the journal's lease: %r", self.shown, exc)
@@ -339,7 +296,7 @@ class Lease:
             return
         started, args = self.clock.monotonic(), [self.holding, self.lease_ms]
         try:
-            kept = self._scripts[RENEW](keys=[self.key("lease"), self.key("held")], args=args)
+            kept = self._scripts[RENEW](keys=self._renew_keys, args=args)
         except redis_errors() as exc:
             raise self.error(JournalEvent.SUBMIT, row, f"lease unconfirmed: {exc!r}") from exc
         self._written(kept, JournalEvent.SUBMIT, row, started)
@@ -400,7 +357,7 @@ class Lease:
         """
         self._held(event, row)
         try:
-            keys = [self.key("lease"), self.key(part), self.key("held")]
+            keys = [self.key("lease"), self.key(part), self.key("held"), self.key("fence")]
             started = self.clock.monotonic()
             answer = await self._ascripts[WRITE](keys=keys, args=self._args(fields))
             self._written(answer, event, row, started)
@@ -416,7 +373,7 @@ class Lease:
         """:meth:`awrite`, blocking."""
         self._held(event, row)
         try:
-            keys = [self.key("lease"), self.key(part), self.key("held")]
+            keys = [self.key("lease"), self.key(part), self.key("held"), self.key("fence")]
             started = self.clock.monotonic()
             answer = self._scripts[WRITE](keys=keys, args=self._args(fields))
             self._written(answer, event, row, started)
