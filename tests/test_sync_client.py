@@ -10,7 +10,7 @@ import inspect
 import io
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -373,3 +373,27 @@ def test_the_async_client_behind_it_is_the_one_that_runs(client: Client) -> None
     assert isinstance(client.async_client, AsyncClient)
     assert client.base_url == client.async_client.base_url
     assert repr(client).startswith("<Client http://127.0.0.1:")
+
+
+def test_an_iteration_left_early_closes_its_async_iterator_in_the_loop() -> None:
+    """``break`` out of a sync iteration: the async generator behind it is closed (its
+    ``finally`` runs) at once, in the loop, not left to the garbage collector."""
+    from asyncclient.sync._loop import LoopThread
+
+    closed: list[bool] = []
+
+    async def numbers() -> AsyncIterator[int]:
+        try:
+            for n in range(10):
+                yield n
+        finally:
+            closed.append(True)
+
+    loop = LoopThread("test-iterate")
+    try:
+        for n in loop.iterate(numbers):
+            if n == 2:
+                break
+        assert closed == [True]
+    finally:
+        loop.close()

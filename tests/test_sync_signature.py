@@ -100,8 +100,10 @@ def test_the_comparison_finds_a_missing_parameter_another_default_kind_or_type()
 
 @pytest.mark.parametrize("cls", [AsyncClient, Client], ids=["AsyncClient", "Client"])
 def test_each_parameter_is_documented_in_the_class_docstring(cls: type[Any]) -> None:
-    args = (cls.__doc__ or "").split("Args:", 1)[1].split("Raises:", 1)[0]
-    documented = set(re.findall(r"^        (\w+):", args, re.MULTILINE))
+    # (cleandoc: Python 3.13 dedents docstrings itself, older Pythons keep the indent)
+    doc = inspect.cleandoc(cls.__doc__ or "")
+    args = doc.split("Args:", 1)[1].split("Raises:", 1)[0]
+    documented = set(re.findall(r"^    (\w+):", args, re.MULTILINE))
     assert documented == {p[0] for p in parameters(cls)}
     if cls is Client:  # and where it differs from AsyncClient, said
         assert "``session``" in (cls.__doc__ or "")

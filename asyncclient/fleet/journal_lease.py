@@ -314,7 +314,7 @@ class Lease:
         holding, self.holding = self.holding, None
         if holding is not None:
             try:
-                self._scripts[RELEASE](keys=[self.key("lease"), self.key("held")], args=[holding])
+                self._scripts[RELEASE](keys=self._renew_keys, args=[holding])
             except redis_errors() as exc:
                 logger.warning("%s: could not give the lease up: %r", self.shown, exc)
 

@@ -51,9 +51,14 @@ return 1
 )
 
 # Let the lease go, if still ours (nothing more is sent: held goes too). KEYS[1] the
-# lease, KEYS[2] held; ARGV[1] the value held.
+# lease, KEYS[2] held, KEYS[3] the fencing counter, moved on so that a beat or a write of
+# this run still on its way cannot take the lease again (see ``ours``); ARGV[1] the value
+# held.
 RELEASE = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1], KEYS[2]) end
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('INCR', KEYS[3])
+  return redis.call('DEL', KEYS[1], KEYS[2])
+end
 return 0
 """
 

@@ -134,9 +134,8 @@ class LoopThread:
                     return
                 yield item
         finally:
-            closer = getattr(iterator, "aclose", None)
-            if not finished and closer is not None and not self._closed:
-                self.call(closer)
+            if not finished and hasattr(iterator, "aclose") and not self._closed:
+                self.call(_aclose, iterator)
 
     def close(self, last: Callable[[], Awaitable[None]] | None = None) -> None:
         """Await ``last()`` in the loop (when it ever started), then stop the loop and
@@ -172,6 +171,12 @@ async def _run(func: Callable[[], object]) -> _Box:
     if inspect.iscoroutine(result):
         result = await result
     return _Box(result)
+
+
+async def _aclose(iterator: Any) -> None:
+    # (``aclose()`` returns an awaitable that is not a coroutine: :func:`_run` would not
+    # await it, and the iterator would stay open)
+    await iterator.aclose()
 
 
 async def _next_of(iterator: AsyncIterator[T]) -> T | _Done:
