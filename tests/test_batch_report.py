@@ -140,10 +140,12 @@ async def test_without_reading_charges_the_credits_are_not_guessed(
     batch = client.templates.generate_many("tpl_welcome", rows(2), spacing=0)
     await finish(emu, batch)
     report = batch.report()
-    assert report.accepted == 2 and report.credits_spent is None and report.charges_known == 0
     reads = [r.path for r in emu.requests if r.method == "GET" and r.path.startswith("/v1/video/")]
     reads = [path for path in reads if path != "/v1/video/list"]
-    assert reads == []  # no detail read: the list's records were enough
+    # Usually no detail is read (the list's records are enough), so no charge is known;
+    # on a loaded machine the poller may read one anyway: a charge is known only so.
+    assert report.accepted == 2 and report.charges_known <= len(reads)
+    assert (report.credits_spent is None) == (report.charges_known < 2)  # never guessed
 
 
 def test_the_phase_table_refuses_a_move_it_does_not_allow() -> None:
