@@ -177,8 +177,13 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         pass
     except OSError as exc:
-        hint = " (--port 0 picks a free port)" if exc.errno == errno.EADDRINUSE else ""
-        print(f"asyncclient emulator: {exc}{hint}", file=sys.stderr)
+        if exc.errno == errno.EADDRINUSE:
+            port = args.port if args.port is not None else DEFAULT_PORT
+            where = f"{args.host}:{port}"
+            exc_text = f"{where}: address already in use (--port 0 picks a free port)"
+        else:
+            exc_text = str(exc)
+        print(f"asyncclient emulator: {exc_text}", file=sys.stderr)
         return 1
     return 0
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import random
+import socket
 import ssl as ssl_module
 from types import TracebackType
 
@@ -15,6 +18,8 @@ from asyncclient.emulator._faults import Faults
 from asyncclient.emulator._seed import Catalog, build_catalog
 from asyncclient.emulator._state import DEFAULT_PROCESSING, Key, Store
 from asyncclient.emulator._webhooks import AttemptLog
+
+_ACCEPT_TURNS = 4  # loop turns from a socket's accept to its handler's registration
 
 __all__ = ["Emulator"]
 
@@ -83,6 +88,7 @@ class Emulator:
         self._app = build_app(self._ctx)
         self._runner: web.AppRunner | None = None
         self._url: str | None = None
+        self._listener: socket.socket | None = None
 
     # -- lifecycle -----------------------------------------------------------
 
@@ -90,15 +96,18 @@ class Emulator:
         """Start serving and the webhook scheduler."""
         if self._runner is not None:
             return
+        family = socket.AF_INET6 if ":" in self._host else socket.AF_INET
+        listener = socket.create_server((self._host, self._port), family=family)
         runner = web.AppRunner(self._app, access_log=None)
         await runner.setup()
-        site = web.TCPSite(runner, self._host, self._port, ssl_context=self._ssl)
+        site = web.SockSite(runner, listener, ssl_context=self._ssl)
         try:
             await site.start()
         except BaseException:
             await runner.cleanup()
+            listener.close()
             raise
-        self._runner = runner
+        self._runner, self._listener = runner, listener
         port = runner.addresses[0][1]
         host = f"[{self._host}]" if ":" in self._host else self._host
         self._url = f"{'https' if self._ssl else 'http'}://{host}:{port}"
@@ -109,8 +118,20 @@ class Emulator:
         """Stop serving; cancel pending webhook deliveries and close every session."""
         await self._ctx.dispatcher.stop()
         if self._runner is not None:
+            await self._stop_accepting()
             await self._runner.cleanup()
             self._runner = None
+
+    async def _stop_accepting(self) -> None:
+        # asyncio cannot attach a connection it accepted to a server already closed, and
+        # leaves that socket open for the garbage collector; so accepting stops first, and
+        # the connections accepted by then reach their handlers, which the runner closes.
+        if self._listener is not None:
+            with contextlib.suppress(NotImplementedError, ValueError):
+                asyncio.get_running_loop().remove_reader(self._listener.fileno())
+            self._listener = None
+        for _ in range(_ACCEPT_TURNS):
+            await asyncio.sleep(0)
 
     async def __aenter__(self) -> Emulator:
         await self.start()
