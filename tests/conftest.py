@@ -32,6 +32,12 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "emulator(**options): options of the emu fixture")
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests marked heavy run first (the order is otherwise kept): spread over the
+    workers from the start, one of them does not leave a worker running alone at the end."""
+    items.sort(key=lambda item: item.get_closest_marker("heavy") is None)
+
+
 @pytest_asyncio.fixture
 async def emu(request: pytest.FixtureRequest) -> AsyncIterator[Emulator]:
     options: dict[str, Any] = {"time_scale": SCALE, "seed": 0}

@@ -146,12 +146,12 @@ async def _streamed_peak(n: int) -> int:
 
 @pytest.mark.heavy
 async def test_memory_of_a_streamed_batch_does_not_grow_with_its_rows() -> None:
-    small = await _streamed_peak(5_000)
-    large = await _streamed_peak(50_000)
+    small = await _streamed_peak(2_000)
+    large = await _streamed_peak(20_000)
     # Two bytes of ledger a row, 16 to 32 of digests of the projects owned (no journal
     # here), the list slot of the fake's record: far below the kilobyte a row of before,
     # and the results never pile up for a reader (``async for``) slower than the batch.
-    assert (large - small) / 45_000 < 100, (small, large)
+    assert (large - small) / 18_000 < 100, (small, large)
 
 
 @pytest.mark.heavy
