@@ -8,6 +8,7 @@ wire-level case.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 import socket
@@ -31,6 +32,7 @@ from asyncclient.errors import (
     NotFoundError,
     PermissionDeniedError,
     RateLimitError,
+    VideoFailedError,
 )
 from asyncclient.http.transport import Timeouts
 from tests.conftest import connect
@@ -249,3 +251,18 @@ def test_a_model_made_by_hand_has_no_request_id() -> None:
     from asyncclient.models.videos import Video
 
     assert Video(id="v1", status="STARTED").request_id is None
+
+
+async def test_a_failed_video_carries_the_id_of_the_read_that_saw_it_fail(
+    emu: Emulator, sdk: AsyncClient
+) -> None:
+    job = await sdk.projects.create_talking_avatar(
+        script="Hi", avatar_id="avatar_001", voice_id="voice_001"
+    )
+    assert job.video_id is not None
+    emu.fail_video(job.video_id, message="avatar rendering failed")
+    with pytest.raises(VideoFailedError) as info:
+        await asyncio.wait_for(job, 10)
+    assert info.value.request_id is not None and ID.fullmatch(info.value.request_id)
+    assert info.value.request_id == info.value.video.request_id
+    assert info.value.request_id != job.created.request_id  # a read's, not the creation's

@@ -315,6 +315,7 @@ class VideoFailedError(APIError):
         video_id: The failed video.
         project_id: Its project, when known.
         video: The video record as last read.
+        request_id: The id of the request that read it FAILED, when it was read.
     """
 
     def __init__(
@@ -324,6 +325,9 @@ class VideoFailedError(APIError):
         self.video_id = video_id
         self.project_id = project_id
         self.video = video
+        read_by = getattr(video, "request_id", None)  # the read that saw it FAILED
+        if isinstance(read_by, str):
+            self.request_id = read_by
 
     def __str__(self) -> str:
         return f"video {self.video_id} failed: {self.message}"
