@@ -11,6 +11,7 @@ import collections
 import json
 import signal
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -259,3 +260,49 @@ async def test_the_command_line_batch_joins_the_fleet_on_redis(
     finally:
         await client.aclose()
     assert any(f"key-{digest}" in name for name in names), names
+
+
+PASSWORD = "s3cret-pw"
+
+
+@pytest.fixture
+def password_url() -> Iterator[str]:
+    """A throwaway redis-server (AOF synced on every write) that asks for a password."""
+    import redis
+
+    from tests.conftest import _redis_server
+
+    for url in _redis_server("always"):
+        admin = redis.Redis.from_url(url)
+        admin.config_set("requirepass", PASSWORD)
+        admin.close()
+        yield url.replace("redis://", f"redis://:{PASSWORD}@", 1)
+
+
+@pytest.mark.heavy
+async def test_the_command_line_names_a_redis_journal_without_its_password(
+    password_url: str, tmp_path: Path
+) -> None:
+    """Whatever the run prints (the summary, the resumed run's first line, ``--json``)
+    names the journal's URL, never the password in it."""
+    write_rows(tmp_path / "rows.csv", 3)
+    journal = f"{password_url}/guarded-batch"
+    shown = journal.replace(f":{PASSWORD}@", "")
+    printed: list[str] = []
+    async with Emulator(time_scale=600.0, seed=46) as emu:
+        key = emu.add_team(plan="premium", credits=10_000)
+        argv = [
+            "batch", "rows.csv", "--template", "tpl_welcome", "--spacing", "0",
+            "--journal", journal, "--base-url", emu.url, "--api-key", key,
+        ]  # fmt: skip
+        mover = asyncio.ensure_future(_advance(emu))
+        try:
+            for extra in ([], [], ["--json"]):  # run, rerun (resumed), rerun as JSON
+                proc = await _cli([*argv, *extra], tmp_path)
+                out, err = await asyncio.wait_for(proc.communicate(), 120)
+                assert proc.returncode == 0, err.decode()
+                printed.append(out.decode() + err.decode())
+        finally:
+            mover.cancel()
+    assert all(PASSWORD not in text for text in printed), printed
+    assert all(shown in text for text in printed), printed

@@ -34,6 +34,7 @@ from asyncclient.cli.journal import (
     lost_record_text,
     pending_text,
     resuming_text,
+    shown_journal,
     stopped_text,
     this_run_text,
 )
@@ -123,10 +124,11 @@ async def batch_command(args: argparse.Namespace, client: AsyncClient) -> int:
         return EXIT_USAGE
     display = ProgressDisplay()
     batch = _batch_of(args, client, rows, journal, display)
+    shown = shown_journal(journal)  # in messages: a Redis URL without its password
     if args.check:
         display.close()
         return await _check_only(batch, rows, args.budget)
-    opened = _JournalRead(batch, display, journal)
+    opened = _JournalRead(batch, display, shown)
     batch.subscribe(opened)
     out = _Results(args, rows)
     try:
@@ -134,24 +136,24 @@ async def batch_command(args: argparse.Namespace, client: AsyncClient) -> int:
     except asyncio.CancelledError:  # Ctrl-C: the batch and its journal are closed by now
         display.close()
         out.close()
-        return _interrupted(args, batch, out, journal)
+        return _interrupted(args, batch, out, shown)
     except JournalWriteError as exc:  # a record lost: stopped before sending more
         display.close()
         out.close()
-        return _record_lost(args, batch, out, journal, exc)
+        return _record_lost(args, batch, out, shown, exc)
     except (JournalError, OSError, ValueError, RuntimeError) as exc:  # the journal of other
         display.close()  # rows or of another key, held by another run, damaged; a changed
         out.close()  # row; a journal that cannot be read
         if isinstance(exc, OSError) and opened.read:
             raise
         if isinstance(exc, RowChangedError):
-            error(_changed_text(rows, exc.index, journal))
+            error(_changed_text(rows, exc.index, shown))
         else:
             error(str(exc).replace("accept_journal_loss=True", "--accept-journal-loss"))
         return EXIT_USAGE
     display.close()
     out.close()
-    code = await _finish(args, client, out, batch.report(), journal)
+    code = await _finish(args, client, out, batch.report(), shown)
     if args.budget is not None:
         _say_budget(batch.budget, batch.report().count(_R.SKIPPED), json_out=args.json)
     return code

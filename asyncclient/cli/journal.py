@@ -13,8 +13,8 @@ from pathlib import Path
 from asyncclient._states import JournalEvent, RowOutcome
 from asyncclient.batch.report import BatchReport
 from asyncclient.cli.progress import Earlier
-from asyncclient.errors import JournalWriteError
-from asyncclient.fleet.journal_lease import JournalFencedError
+from asyncclient.errors import JournalWriteError, ValidationError
+from asyncclient.fleet.journal_lease import JournalFencedError, parse_url
 
 Where = Path | str
 """A journal: a file, or a store's URL (``redis://...``)."""
@@ -175,3 +175,13 @@ def stopped_text(report: BatchReport, journal: Where) -> str:
         f"the batch stopped: {report.stopped}: {', '.join(parts)}; run the same command "
         "again to resume"
     )
+
+
+def shown_journal(journal: Path | str) -> Path | str:
+    """The journal as messages name it: a Redis journal's URL without its password."""
+    if isinstance(journal, str):
+        try:
+            return parse_url(journal).shown
+        except ValidationError:
+            return journal  # opening it says what is wrong, its password hidden
+    return journal
