@@ -212,6 +212,7 @@ def render(url: str, home: Path) -> tuple[str, list[str]]:
     return done.stdout, [line for line in console if PAGE_ERRORS.search(line)]
 
 
+@pytest.mark.heavy  # a real Chromium: what it tests does not change with Python's version
 def test_the_explorer_renders_the_served_description(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -404,6 +405,7 @@ def packaged_document() -> dict[str, Any]:
     return document
 
 
+@pytest.mark.heavy
 @pytest.mark.emulator(time_scale=60.0)
 async def test_a_creation_is_sent_from_the_explorer_with_the_key_typed_once(
     emu: Emulator, tmp_path: Path
@@ -456,6 +458,7 @@ async def test_a_creation_is_sent_from_the_explorer_with_the_key_typed_once(
     assert tab.errors == []
 
 
+@pytest.mark.heavy
 @pytest.mark.emulator(time_scale=60.0)
 async def test_every_post_operation_s_prefilled_body_is_valid_and_accepted(
     emu: Emulator, tmp_path: Path
